@@ -1,0 +1,1 @@
+"""Cain's passes, one module each, named as on the command line."""
