@@ -5,7 +5,7 @@ from __future__ import annotations
 import argparse
 import importlib
 import sys
-from collections.abc import Callable, Sequence
+from collections.abc import Sequence
 from typing import IO
 
 from xdsl.dialects.builtin import ModuleOp
@@ -16,7 +16,7 @@ from xdsl.xdsl_opt_main import xDSLOptMain
 from cain.diagnostics import CainError
 
 DIALECTS: dict[str, str] = {
-    "goal": "cain.dialects.goal:Goal",
+    "goal": "cain.dialects.goal:GoalDialect",
     "scamp5": "cain.dialects.scamp5:Scamp5",
 }
 """Dialect name -> `module:Dialect object`, imported when first needed."""

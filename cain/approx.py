@@ -1,0 +1,79 @@
+"""Approximation of rational kernel weights by integer goals (paper section 3.1).
+
+Every weight `w` becomes `round(w * 2^d)` atoms (ties away from zero); all kernels of a filter share
+the depth `d`, the smallest one whose total absolute error is within the bound. Arithmetic is exact.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from fractions import Fraction
+
+from cain.diagnostics import CainError
+from cain.goal import Goal
+
+Matrix = Sequence[Sequence[Fraction]]
+Weights = Sequence[Matrix]
+"""One matrix of weights per input channel, row 0 to the north."""
+
+
+class ApproximationError(CainError):
+    """No depth up to `max_depth` represents the kernels within `max_error`."""
+
+    def __init__(self, message: str, max_depth: int, errors: list[Fraction]):
+        super().__init__(message)
+        self.max_depth = max_depth
+        self.errors = errors
+        """The error of each kernel at `max_depth`."""
+
+
+def round_half_away(value: Fraction) -> int:
+    """The nearest integer to `value`, ties away from zero (so `+-0.5` becomes `+-1`)."""
+    magnitude = int(abs(value) + Fraction(1, 2))
+    return magnitude if value >= 0 else -magnitude
+
+
+def approximate_kernel(weights: Weights, depth: int) -> tuple[Goal, Fraction]:
+    """The goal of one kernel at `depth` and its error `sum |w - round(w 2^d) / 2^d|`."""
+    scale = 2**depth
+    integers: list[list[list[int]]] = []
+    error = Fraction(0)
+    for matrix in weights:
+        rows = []
+        for row in matrix:
+            counts = [round_half_away(Fraction(w) * scale) for w in row]
+            error += sum(abs(Fraction(w) - Fraction(c, scale)) for w, c in zip(row, counts, strict=True))
+            rows.append(counts)
+        integers.append(rows)
+    return Goal.from_matrices(integers), error
+
+
+def approximate(
+    weights_per_kernel: Sequence[Weights], max_depth: int, max_error: Fraction | float = 0
+) -> tuple[int, list[Goal], list[Fraction]]:
+    """The smallest depth `d <= max_depth` whose total error over all kernels is at most `max_error`,
+    with each kernel's goal and error at that depth. Raises `ApproximationError` if there is none."""
+    if max_depth < 0:
+        raise CainError(f"max_depth must be at least 0, not {max_depth}")
+    bound = Fraction(max_error)
+    if bound < 0:
+        raise CainError(f"max_error must be at least 0, not {max_error}")
+    for depth in range(max_depth + 1):
+        results = [approximate_kernel(w, depth) for w in weights_per_kernel]
+        errors = [e for _, e in results]
+        if sum(errors) <= bound:
+            return depth, [g for g, _ in results], errors
+    total = sum(errors, Fraction(0))
+    raise ApproximationError(
+        f"the kernels cannot be represented within max_error = {format_fraction(bound)}: at max_depth = "
+        f"{max_depth} the total error is {format_fraction(total)} (~{float(total):.4g}); "
+        "raise max_depth or max_error",
+        max_depth,
+        errors,
+    )
+
+
+def format_fraction(value: Fraction) -> str:
+    """`3/32`, `-1/4` or `2`: a rational as the kernel language and the goal IR write it."""
+    value = Fraction(value)
+    return str(value.numerator) if value.denominator == 1 else f"{value.numerator}/{value.denominator}"

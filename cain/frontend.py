@@ -1,0 +1,539 @@
+"""The `.cain` kernel language: parsed with lark (`kernel.lark`), checked, approximated into a `Filter`.
+
+The language is described in docs/language.md. Every mistake in a kernel file is raised as a
+`CainError` pointing at the offending line and column.
+"""
+
+from __future__ import annotations
+
+import argparse
+import re
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass
+from fractions import Fraction
+from functools import cache
+from importlib import resources
+from pathlib import Path
+
+from lark import Lark, Token, Tree
+from lark.exceptions import UnexpectedCharacters, UnexpectedEOF, UnexpectedInput, UnexpectedToken
+from xdsl.dialects.builtin import ModuleOp
+
+from cain.approx import ApproximationError, approximate, format_fraction
+from cain.diagnostics import CainError, Location
+from cain.filter import Filter, Kernel
+from cain.isa import DEFAULT_REGISTERS, INSTRUCTION_SETS, NEIGHBOUR_NEWS, NEWS
+
+DEFAULT_MAX_DEPTH = 8
+DEFAULT_MAX_ERROR = Fraction(0)
+DEFAULT_INSTRUCTION_SET = "all"
+DEFAULT_INPUT = "A"
+"""Without an `input` statement, one channel named `A` arrives in register `A`."""
+
+OPTIONS: dict[str, str] = {
+    "max_depth": "largest approximation depth d (weights become multiples of 1/2^d), an integer >= 0",
+    "max_error": "largest total absolute approximation error over all kernels, a number >= 0",
+    "registers": "the register file, e.g. A B C D E F",
+    "instructions": f"the instruction set: {' | '.join(INSTRUCTION_SETS)}",
+}
+"""The options a kernel file may set, with what each expects."""
+
+OVERRIDE_KEYS = {
+    "max_depth": "max_depth",
+    "max_error": "max_error",
+    "registers": "registers",
+    "instruction_set": "instructions",
+}
+"""Override keys (as `overrides_from_args` returns them) -> the option they replace."""
+
+RESERVED_REGISTERS = frozenset({NEWS, *NEIGHBOUR_NEWS.values()})
+
+Weights = tuple[tuple[tuple[Fraction, ...], ...], ...]
+
+
+@cache
+def _parser() -> Lark:
+    grammar = resources.files("cain").joinpath("kernel.lark").read_text()
+    return Lark(grammar, parser="lalr", propagate_positions=True, maybe_placeholders=True)
+
+
+@dataclass(frozen=True)
+class _Source:
+    """The text being compiled, to turn lark positions into `Location`s."""
+
+    filename: str
+    lines: list[str]
+
+    def at(self, item: Token | Tree | tuple[int, int] | None) -> Location | None:
+        if item is None:
+            return None
+        if isinstance(item, tuple):
+            line, column = item
+        elif isinstance(item, Tree):
+            if item.meta.empty:
+                return None
+            line, column = item.meta.line, item.meta.column
+        else:
+            line, column = item.line, item.column
+        if line is None or column is None or line < 1:
+            return None
+        text = self.lines[line - 1] if line <= len(self.lines) else ""
+        return Location(self.filename, line, column, text)
+
+    def error(self, message: str, item: Token | Tree | tuple[int, int] | None = None) -> CainError:
+        return CainError(message, self.at(item))
+
+
+# -- syntax ----------------------------------------------------------------------------------------
+
+_TERMINAL_WORDS = {
+    "NAME": "a name",
+    "SIGNED_NUMBER": "a number",
+    "NUMBER": "a number",
+    "SIGNED_INT": "an integer",
+    "$END": "the end of the file",
+}
+
+
+def _describe_terminals(names: Sequence[str]) -> str:
+    """Lark terminal names as the user would write them: `"["`, `a number`, `filter`..."""
+    parser = _parser()
+    words = set()
+    for name in names:
+        if name in _TERMINAL_WORDS:
+            words.add(_TERMINAL_WORDS[name])
+            continue
+        try:
+            pattern = parser.get_terminal(name).pattern
+        except KeyError:
+            words.add(name)
+            continue
+        words.add(f"'{pattern.value}'" if pattern.type == "str" else name.lower())
+    ordered = sorted(words, key=lambda w: (not w.startswith("'"), w))
+    if len(ordered) == 1:
+        return ordered[0]
+    return ", ".join(ordered[:-1]) + " or " + ordered[-1]
+
+
+def _syntax_error(err: UnexpectedInput, source: _Source) -> CainError:
+    if isinstance(err, UnexpectedCharacters):
+        char = source.lines[err.line - 1][err.column - 1] if err.line <= len(source.lines) else "?"
+        return source.error(f"syntax error: unexpected character '{char}'", (err.line, err.column))
+    if isinstance(err, UnexpectedEOF) or (isinstance(err, UnexpectedToken) and err.token.type == "$END"):
+        expected = getattr(err, "expected", None) or ()
+        line = len(source.lines)
+        column = len(source.lines[-1]) + 1 if source.lines else 1
+        return source.error(
+            f"syntax error: unexpected end of file; expected {_describe_terminals(sorted(expected))}",
+            (max(line, 1), column),
+        )
+    assert isinstance(err, UnexpectedToken)
+    expected = sorted(err.accepts or err.expected)
+    return source.error(
+        f"syntax error: unexpected '{err.token}'; expected {_describe_terminals(expected)}", err.token
+    )
+
+
+def parse_tree(text: str, filename: str) -> Tree:
+    """The lark parse tree of a kernel file; a `CainError` for a syntax error."""
+    source = _Source(filename, text.splitlines())
+    try:
+        return _parser().parse(text)
+    except UnexpectedInput as err:
+        raise _syntax_error(err, source) from None
+
+
+# -- values ----------------------------------------------------------------------------------------
+
+
+def _number(token: Token, source: _Source) -> Fraction:
+    try:
+        return Fraction(str(token))
+    except (ValueError, ZeroDivisionError):
+        raise source.error(f"'{token}' is not a number", token) from None
+
+
+def _ratio(numerator: Token, denominator: Token | None, source: _Source) -> Fraction:
+    value = _number(numerator, source)
+    if denominator is not None:
+        d = _number(denominator, source)
+        if d == 0:
+            raise source.error("division by zero", denominator)
+        value /= d
+    return value
+
+
+def _power(tree: Tree, source: _Source) -> Fraction:
+    base_token, exponent = tree.children
+    base = _number(base_token, source)
+    if exponent is None:
+        return base
+    if base == 0 and int(exponent) < 0:
+        raise source.error("zero to a negative power", base_token)
+    return base ** int(exponent)
+
+
+def _scale(tree: Tree | None, source: _Source) -> Fraction:
+    if tree is None:
+        return Fraction(1)
+    numerator, denominator = tree.children
+    value = _power(numerator, source)
+    if denominator is not None:
+        d = _power(denominator, source)
+        if d == 0:
+            raise source.error("division by zero in the scale", denominator)
+        value /= d
+    return value
+
+
+def _matrix(tree: Tree, scale: Fraction, source: _Source) -> tuple[tuple[Fraction, ...], ...]:
+    """A matrix of weights times `scale`; a ragged matrix is an error at its first short/long row."""
+    row_trees = tree.children if tree.data == "semicolon_matrix" else [r.children[0] for r in tree.children]
+    row_trees = [r for r in row_trees if r is not None]
+    rows = [tuple(scale * _ratio(*entry.children, source) for entry in row.children) for row in row_trees]
+    for i, (row, row_tree) in enumerate(zip(rows, row_trees, strict=True)):
+        if len(row) != len(rows[0]):
+            raise source.error(
+                f"ragged matrix: row {i + 1} has {_entries(len(row))} but row 1 has {_entries(len(rows[0]))}; "
+                "every row needs the same number of entries",
+                row_tree,
+            )
+    return tuple(rows)
+
+
+def _entries(n: int) -> str:
+    return f"{n} entry" if n == 1 else f"{n} entries"
+
+
+def _names(values: list[Tree], option: Token, source: _Source) -> list[str]:
+    names = []
+    for value in values:
+        token = value.children[0]
+        if token.type != "NAME" or value.children[1:] and value.children[1] is not None:
+            raise source.error(f"option {option} expects names, not '{token}'", token)
+        names.append(str(token))
+    return names
+
+
+def _single(values: list[Tree], option: Token, source: _Source) -> Tree:
+    if len(values) != 1:
+        raise source.error(f"option {option} takes one value, not {len(values)}", values[1])
+    return values[0]
+
+
+# -- option checking (shared by the file and the command line) ------------------------------------
+
+
+def check_max_depth(value: object) -> int:
+    """A depth limit: an integer >= 0 (raises ValueError with what is wrong)."""
+    if isinstance(value, Fraction) and value.denominator == 1:
+        value = int(value)
+    if isinstance(value, str) and re.fullmatch(r"[+-]?\d+", value.strip()):
+        value = int(value)
+    if not isinstance(value, int) or isinstance(value, bool) or value < 0:
+        raise ValueError(f"max_depth must be an integer >= 0, not '{value}'")
+    if value > 30:
+        raise ValueError(f"max_depth {value} is too large (at most 30: goals grow as 2^d)")
+    return value
+
+
+def check_max_error(value: object) -> Fraction:
+    """An error bound: a number >= 0, given as int, float, Fraction or text like `1/64` or `0.01`."""
+    try:
+        bound = Fraction(str(value).strip()) if isinstance(value, str) else Fraction(value)  # type: ignore[arg-type]
+    except (ValueError, TypeError, ZeroDivisionError):
+        raise ValueError(f"max_error must be a number >= 0 (e.g. 0, 0.01 or 1/64), not '{value}'") from None
+    if bound < 0:
+        raise ValueError(f"max_error must be at least 0, not {format_fraction(bound)}")
+    return bound
+
+
+def check_registers(value: object) -> tuple[str, ...]:
+    """A register file: distinct register names, given as a sequence or as `A,B,C` text."""
+    names = [n for n in re.split(r"[\s,]+", value.strip()) if n] if isinstance(value, str) else list(value)  # type: ignore[call-overload]
+    if not names:
+        raise ValueError("the register file is empty; name at least one register, e.g. A B C D E F")
+    for name in names:
+        if not isinstance(name, str) or not re.fullmatch(r"[A-Za-z_][A-Za-z0-9_]*", name):
+            raise ValueError(f"'{name}' is not a register name (letters, digits and _)")
+        if name in RESERVED_REGISTERS:
+            raise ValueError(
+                f"{name} is reserved (every macro uses NEWS as scratch); it cannot be in the register file"
+            )
+    duplicates = sorted({n for n in names if names.count(n) > 1})
+    if duplicates:
+        raise ValueError(f"register {duplicates[0]} is listed twice in the register file")
+    return tuple(names)
+
+
+def check_instruction_set(value: object) -> str:
+    if value not in INSTRUCTION_SETS:
+        raise ValueError(f"unknown instruction set '{value}' (choose from {', '.join(INSTRUCTION_SETS)})")
+    return str(value)
+
+
+_CHECKS = {
+    "max_depth": check_max_depth,
+    "max_error": check_max_error,
+    "registers": check_registers,
+    "instructions": check_instruction_set,
+}
+
+
+# -- the filter ------------------------------------------------------------------------------------
+
+
+@dataclass
+class _Output:
+    name: Token
+    register: Token
+    weights: dict[int, tuple[tuple[Fraction, ...], ...]]
+    statement: Tree
+
+
+def parse_filter(text: str, filename: str, overrides: Mapping[str, object] | None = None) -> Filter:
+    """The filter a kernel file describes, with its goals approximated; `overrides` (keys `max_depth`,
+    `max_error`, `registers`, `instruction_set`) replace the file's options, as on the command line."""
+    source = _Source(filename, text.splitlines())
+    tree = parse_tree(text, filename)
+    statements: dict[str, list[Tree]] = {
+        "filter_stmt": [],
+        "input_stmt": [],
+        "output_stmt": [],
+        "option_stmt": [],
+    }
+    for statement in tree.children:
+        statements[statement.data].append(statement)
+
+    # name
+    if len(statements["filter_stmt"]) > 1:
+        raise source.error(
+            "a file describes one filter; remove the second `filter` line", statements["filter_stmt"][1]
+        )
+    if statements["filter_stmt"]:
+        name = str(statements["filter_stmt"][0].children[0])
+    else:
+        stem = re.sub(r"\W", "_", Path(filename).stem)
+        name = stem if stem and not stem[0].isdigit() else f"filter_{stem}"
+
+    # options: the file's, then the command line's
+    options: dict[str, object] = {}
+    option_at: dict[str, Tree] = {}
+    for statement in statements["option_stmt"]:
+        key, *values = statement.children
+        if key not in OPTIONS:
+            known = ", ".join(OPTIONS)
+            raise source.error(f"unknown option '{key}' (known options: {known})", key)
+        if key in options:
+            raise source.error(f"option {key} is set twice (first on line {option_at[key].meta.line})", key)
+        if key == "registers":
+            raw: object = _names(values, key, source)
+        else:
+            value = _single(values, key, source)
+            token, denominator = value.children
+            if key == "instructions":
+                raw = str(token)
+            elif key == "max_depth":
+                if token.type != "SIGNED_NUMBER" or denominator is not None:
+                    raise source.error(f"max_depth must be an integer >= 0, not '{token}'", token)
+                raw = _number(token, source)
+            else:
+                raw = _ratio(token, denominator, source) if token.type == "SIGNED_NUMBER" else str(token)
+        try:
+            options[str(key)] = _CHECKS[str(key)](raw)
+        except ValueError as e:
+            raise source.error(str(e), values[0]) from None
+        option_at[str(key)] = statement
+    for key, value in (overrides or {}).items():
+        if value is None:
+            continue
+        if key not in OVERRIDE_KEYS:
+            raise CainError(f"unknown override '{key}' (known: {', '.join(OVERRIDE_KEYS)})")
+        option = OVERRIDE_KEYS[key]
+        try:
+            options[option] = _CHECKS[option](value)
+        except ValueError as e:
+            raise CainError(f"--{key.replace('_', '-')}: {e}") from None
+        option_at.pop(option, None)
+    registers: tuple[str, ...] = options.get("registers", DEFAULT_REGISTERS)  # type: ignore[assignment]
+    max_depth: int = options.get("max_depth", DEFAULT_MAX_DEPTH)  # type: ignore[assignment]
+    max_error: Fraction = options.get("max_error", DEFAULT_MAX_ERROR)  # type: ignore[assignment]
+    instructions: str = options.get("instructions", DEFAULT_INSTRUCTION_SET)  # type: ignore[assignment]
+
+    def check_register(register: Token | str, what: str, at: Token | Tree | None) -> None:
+        if register not in registers:
+            where = "`option registers = ...` or --registers"
+            raise source.error(
+                f"unknown register '{register}' for {what}: the register file is {' '.join(registers)} "
+                f"(use one of those, or extend the register file with {where})",
+                at,
+            )
+
+    # inputs
+    inputs: list[tuple[str, str]] = []
+    channel_at: dict[str, Token] = {}
+    for statement in statements["input_stmt"]:
+        for channel in statement.children:
+            channel_name, register = channel.children
+            register = register if register is not None else channel_name
+            if channel_name in channel_at:
+                raise source.error(f"input channel '{channel_name}' is declared twice", channel_name)
+            for other, reg in inputs:
+                if reg == register:
+                    raise source.error(
+                        f"inputs '{other}' and '{channel_name}' both arrive in register {register}", register
+                    )
+            check_register(register, f"input '{channel_name}'", register)
+            channel_at[str(channel_name)] = channel_name
+            inputs.append((str(channel_name), str(register)))
+    if not inputs:
+        check_register(
+            DEFAULT_INPUT,
+            "the default input (declare one with `input NAME -> REGISTER`)",
+            statements["filter_stmt"][0] if statements["filter_stmt"] else None,
+        )
+        inputs.append((DEFAULT_INPUT, DEFAULT_INPUT))
+    channels = {name: z for z, (name, _) in enumerate(inputs)}
+
+    # outputs
+    if not statements["output_stmt"]:
+        raise source.error(
+            "the filter has no output; add one, e.g. `output blur -> A = 1/16 [1 2 1; 2 4 2; 1 2 1]`",
+            (max(len(source.lines), 1), 1) if source.lines else None,
+        )
+    if len(statements["output_stmt"]) > len(registers):
+        extra = statements["output_stmt"][len(registers)]
+        raise source.error(
+            f"{len(statements['output_stmt'])} outputs need {len(statements['output_stmt'])} registers but the "
+            f"register file has {len(registers)} ({' '.join(registers)})",
+            extra,
+        )
+    outputs: list[_Output] = []
+    for statement in statements["output_stmt"]:
+        output_name, register, weights = statement.children
+        register = register if register is not None else output_name
+        for other in outputs:
+            if other.name == output_name:
+                raise source.error(
+                    f"output '{output_name}' is declared twice (first on line {other.name.line})", output_name
+                )
+            if other.register == register:
+                raise source.error(
+                    f"register {register} is already the output register of '{other.name}' (line "
+                    f"{other.name.line}); every output needs a register of its own",
+                    register,
+                )
+        check_register(register, f"output '{output_name}'", register)
+        outputs.append(_Output(output_name, register, _weights(weights, channels, inputs, source), statement))
+
+    weights_per_kernel: list[Weights] = []
+    for output in outputs:
+        matrices = tuple(output.weights.get(z, ((Fraction(0),),)) for z in range(len(inputs)))
+        if all(w == 0 for m in matrices for row in m for w in row):
+            raise source.error(f"kernel '{output.name}' is empty (all its weights are zero)", output.name)
+        weights_per_kernel.append(matrices)
+
+    try:
+        depth, goals, errors = approximate(weights_per_kernel, max_depth, max_error)
+    except ApproximationError as e:
+        at_max = e.errors
+        worst = max(range(len(outputs)), key=lambda i: at_max[i])
+        detail = (
+            ""
+            if len(outputs) == 1
+            else f" (kernel '{outputs[worst].name}' contributes {format_fraction(e.errors[worst])})"
+        )
+        at = option_at.get("max_error", outputs[worst].name)
+        raise source.error(e.message + detail, at.children[1] if isinstance(at, Tree) else at) from None
+    for output, goal in zip(outputs, goals, strict=True):
+        if not goal:
+            raise source.error(
+                f"kernel '{output.name}' rounds to zero at depth {depth}: lower max_error so that its weights "
+                "survive the approximation",
+                output.name,
+            )
+    kernels = tuple(
+        Kernel(str(o.name), str(o.register), w, g, e)
+        for o, w, g, e in zip(outputs, weights_per_kernel, goals, errors, strict=True)
+    )
+    return Filter(name, tuple(inputs), kernels, depth, registers, instructions)
+
+
+def _weights(tree: Tree, channels: dict[str, int], inputs: list[tuple[str, str]], source: _Source):
+    """The weight matrices of one output, by channel index."""
+    scale = _scale(tree.children[0], source)
+    if tree.data == "single_channel":
+        if len(inputs) != 1:
+            names = ", ".join(f"{n}: [...]" for n, _ in inputs)
+            raise source.error(
+                f"the filter has {len(inputs)} input channels; give one matrix per channel, e.g. {{ {names} }}",
+                tree.children[1],
+            )
+        return {0: _matrix(tree.children[1], scale, source)}
+    result: dict[int, tuple[tuple[Fraction, ...], ...]] = {}
+    for entry in tree.children[1:]:
+        if entry is None:
+            continue
+        channel, channel_scale, matrix = entry.children
+        if channel not in channels:
+            known = ", ".join(channels)
+            raise source.error(f"unknown input channel '{channel}' (the inputs are {known})", channel)
+        if channels[channel] in result:
+            raise source.error(f"channel '{channel}' is given twice in this kernel", channel)
+        result[channels[channel]] = _matrix(matrix, scale * _scale(channel_scale, source), source)
+    return result
+
+
+def lower_source(text: str, filename: str, overrides: Mapping[str, object] | None = None) -> ModuleOp:
+    """A module holding the `goal.filter` of a kernel file."""
+    from cain.dialects.goal import filter_to_op
+
+    return ModuleOp([filter_to_op(parse_filter(text, filename, overrides))])
+
+
+# -- command line ----------------------------------------------------------------------------------
+
+
+def _arg_type(check):
+    def convert(text: str):
+        try:
+            return check(text)
+        except ValueError as e:
+            raise argparse.ArgumentTypeError(str(e)) from None
+
+    convert.__name__ = check.__name__.removeprefix("check_")
+    return convert
+
+
+def add_override_arguments(parser: argparse.ArgumentParser) -> None:
+    """The command-line options that override a kernel file's `option` lines."""
+    group = parser.add_argument_group("kernel file options (override the file's `option` lines)")
+    group.add_argument(
+        "--max-depth",
+        type=_arg_type(check_max_depth),
+        metavar="N",
+        help=f"largest approximation depth (default {DEFAULT_MAX_DEPTH})",
+    )
+    group.add_argument(
+        "--max-error",
+        type=_arg_type(check_max_error),
+        metavar="X",
+        help="largest total approximation error, e.g. 0 or 1/64 (default 0)",
+    )
+    group.add_argument(
+        "--registers",
+        type=_arg_type(check_registers),
+        metavar="A,B,...",
+        help=f"the register file (default {','.join(DEFAULT_REGISTERS)})",
+    )
+    group.add_argument(
+        "--instruction-set",
+        type=_arg_type(check_instruction_set),
+        metavar="|".join(INSTRUCTION_SETS),
+        help=f"instruction set (default {DEFAULT_INSTRUCTION_SET})",
+    )
+
+
+def overrides_from_args(args: argparse.Namespace) -> dict[str, object]:
+    """The overrides given on the command line (absent ones are left out)."""
+    return {key: getattr(args, key) for key in OVERRIDE_KEYS if getattr(args, key, None) is not None}
