@@ -341,7 +341,8 @@ def failures_markdown(runs: Sequence[Run]) -> str:
     if not failed:
         return "No failures: every plan counted was verified.\n"
     lines = [f"**{len(failed)} failed run(s)** (not counted):", ""]
-    lines += [f"- {r.label}: {r.error}" for r in failed]
+    lines += [f"- {r.label}: " + " / ".join(line.strip() for line in (r.error or "").splitlines() if line.strip())
+              for r in failed]
     return "\n".join(lines) + "\n"
 
 
