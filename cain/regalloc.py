@@ -1,0 +1,272 @@
+"""Register allocation for straight-line SCAMP-5 macro programs (no spilling exists on the device).
+
+A linear scan over the program: inputs start in the registers they arrive in; each output's register
+is reserved from the point its value is computed, so the value is computed straight into it when
+possible; results reuse a dying operand's register where the bus rule allows (`add(A, A, B)`); the
+division family (`div`, `diva`, `div4`: the same meaning in different register forms) is given the form
+and scratch registers that fit. Every register constraint comes from `cain.isa` (`distinct_roles`,
+`tied`, `scratch`). Only when an output cannot be computed into its register (or two outputs hold one
+value, or an instruction names one value twice where the bus rule needs two registers) is a `mov`
+inserted, which changes the macro count.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from functools import cache
+
+from cain.diagnostics import CainError
+from cain.isa import DEFAULT_REGISTERS, MACROS
+from cain.program import Instr, Program
+
+
+class RegisterAllocationError(CainError):
+    """The program needs more registers than the register file has at some instruction."""
+
+
+@cache
+def _distinct(name: str) -> frozenset[tuple[str, str]]:
+    """Role pairs of macro `name` that must be different registers, both orders."""
+    pairs = MACROS[name].distinct_roles
+    return frozenset(pairs) | frozenset((b, a) for a, b in pairs)
+
+
+@cache
+def _forms(name: str) -> tuple[str, ...]:
+    """Macros with the same meaning, operands and instruction sets as `name` (e.g. div, diva, div4)."""
+    m = MACROS[name]
+    key = (m.terms, m.scale, m.directions, len(m.operands), len(m.results), m.sets)
+    return tuple(
+        n
+        for n, o in MACROS.items()
+        if (o.terms, o.scale, o.directions, len(o.operands), len(o.results), o.sets) == key
+    )
+
+
+def describe(instr: Instr) -> str:
+    """An instruction in the scamp5 dialect's spelling, e.g. `%4 = add %2, %3`."""
+    ops = ", ".join(f"%{o}" for o in instr.operands)
+    dirs = " ".join(instr.directions)
+    results = ", ".join(f"%{r}" for r in instr.results)
+    return f"{results} = {instr.macro} {ops}{' ' if ops and dirs else ''}{dirs}".rstrip()
+
+
+def _separate_operands(program: Program, next_value: int) -> tuple[list[Instr], int]:
+    """Copy a value used for two operands that the bus rule needs in different registers."""
+    instrs: list[Instr] = []
+    for instr in program.instrs:
+        macro = MACROS[instr.macro]
+        distinct = _distinct(instr.macro)
+        operands = list(instr.operands)
+        for j in range(len(operands)):
+            for k in range(j):
+                if operands[j] == operands[k] and (macro.operands[k], macro.operands[j]) in distinct:
+                    instrs.append(Instr("mov", (next_value,), (operands[j],)))
+                    operands[j] = next_value
+                    next_value += 1
+        instrs.append(
+            instr
+            if tuple(operands) == instr.operands
+            else Instr(instr.macro, instr.results, tuple(operands), instr.directions, instr.scratch)
+        )
+    return instrs, next_value
+
+
+def allocate(program: Program, registers: Sequence[str] | None = None) -> Program:
+    """A copy of `program` with every value given a register from `registers` (default A..F).
+
+    Raises RegisterAllocationError naming the instruction where too many values are live.
+    """
+    regs = tuple(registers or DEFAULT_REGISTERS)
+    order = {r: k for k, r in enumerate(regs)}
+    _check_pins(program, regs)
+    values = [v for v, _ in program.inputs] + [r for i in program.instrs for r in i.results]
+    next_value = max(values, default=-1) + 1
+    instrs, next_value = _separate_operands(program, next_value)
+    n = len(instrs)
+
+    # liveness: definition index (-1 for inputs) and last use (n for outputs)
+    define: dict[int, int] = {v: -1 for v, _ in program.inputs}
+    last: dict[int, int] = {}
+    for i, instr in enumerate(instrs):
+        for o in instr.operands:
+            if o not in define:
+                raise CainError(
+                    f"{program.name}: instruction {i} `{describe(instr)}` reads %{o}, which is not defined before it"
+                )
+            last[o] = i
+        for r in instr.results:
+            define[r] = i
+            last.setdefault(r, i)
+    for v, _ in program.outputs:
+        if v not in define:
+            raise CainError(f"{program.name}: output %{v} is not defined")
+        last[v] = n
+    for v, _ in program.inputs:
+        last.setdefault(v, -1)
+
+    # each output's register is reserved for its value from its definition on
+    want: dict[int, str] = {}
+    reserved: dict[str, tuple[int, int]] = {}
+    for v, reg in program.outputs:
+        if v not in want:
+            want[v] = reg
+            reserved[reg] = (v, define[v])
+
+    reg_of: dict[int, str] = {}
+    holder: dict[str, int | None] = dict.fromkeys(regs)
+    for v, reg in program.inputs:
+        reg_of[v] = reg
+        if last[v] >= 0:
+            holder[reg] = v
+
+    def blocked(reg: str, v: int, i: int) -> bool:
+        """Would `v` in `reg` keep `reg` from the output value reserved to it?"""
+        w = reserved.get(reg)
+        return w is not None and w[0] != v and w[1] > i and last[v] > w[1]
+
+    def rank(reg: str, v: int, i: int, in_place: set[str]) -> tuple[int, int]:
+        if want.get(v) == reg:
+            return (0, order[reg])
+        if blocked(reg, v, i):
+            return (4, order[reg])
+        if reg in in_place:
+            return (1, order[reg])
+        return (2 if reg not in reserved else 3, order[reg])
+
+    out: list[Instr] = []
+    for i, instr in enumerate(instrs):
+        dying = {o for o in instr.operands if last[o] == i}
+        free = [r for r in regs if holder[r] is None]
+        choice = _choose(instr, i, dying, free, reg_of, want, rank)
+        if choice is None:
+            raise _pressure_error(program, instr, i, regs, holder, last)
+        macro_name, result_regs, scratch = choice
+        for o in dying:
+            holder[reg_of[o]] = None
+        for v, reg in zip(instr.results, result_regs, strict=True):
+            reg_of[v] = reg
+            holder[reg] = v if last[v] > i else None
+        out.append(Instr(macro_name, instr.results, instr.operands, instr.directions, tuple(scratch)))
+
+    outputs = _place_outputs(program, regs, out, reg_of, next_value)
+    return Program(program.name, list(program.inputs), out, outputs, reg_of)
+
+
+def _choose(instr, i, dying, free, reg_of, want, rank):
+    """(macro form, result registers, scratch registers) for one instruction, or None if none fits."""
+    for name in _form_order(instr, dying, reg_of, want):
+        macro = MACROS[name]
+        distinct = _distinct(name)
+        roles = {role: reg_of[v] for role, v in zip(macro.operands, instr.operands, strict=True)}
+        tied = dict(macro.tied)
+        if any(instr.operands[macro.operands.index(x)] not in dying for _, x in macro.tied):
+            continue  # the macro overwrites an operand that is still needed
+        result_regs: list[str] = []
+        taken: set[str] = set()
+        for role, v in zip(macro.results, instr.results, strict=True):
+            if role in tied:
+                reg = roles[tied[role]]
+            else:
+                in_place = {
+                    roles[x] for x in macro.operands if instr.operands[macro.operands.index(x)] in dying
+                }
+                candidates = [
+                    r
+                    for r in (*free, *in_place)
+                    if r not in taken
+                    and not any(roles[x] == r and (role, x) in distinct for x in macro.operands)
+                    and not any(result_regs[k] == r for k in range(len(result_regs)))
+                ]
+                if not candidates:
+                    break
+                reg = min(candidates, key=lambda r: rank(r, v, i, in_place))
+            result_regs.append(reg)
+            taken.add(reg)
+            roles[role] = reg
+        else:
+            operand_regs = {reg_of[o] for o in instr.operands}
+            spare = [r for r in free if r not in taken and r not in operand_regs]
+            if len(spare) < len(macro.scratch):
+                continue
+            return name, result_regs, spare[: len(macro.scratch)]
+    return None
+
+
+def _form_order(instr: Instr, dying: set[int], reg_of: dict[int, str], want: dict[int, str]) -> list[str]:
+    """The forms of an instruction to try, best first: the in-place form when the result wants the
+    dying operand's register, then the forms that keep operands, fewest scratch registers first."""
+    forms = _forms(instr.macro)
+    if len(forms) == 1:
+        return [instr.macro]
+
+    def key(name: str) -> tuple[int, int]:
+        macro = MACROS[name]
+        wants_in_place = bool(macro.tied) and any(
+            want.get(r) == reg_of.get(instr.operands[macro.operands.index(x)])
+            for r, (_, x) in zip(instr.results, macro.tied, strict=False)
+        )
+        return (0 if wants_in_place else 1 if not macro.tied else 2, len(macro.scratch))
+
+    return sorted(forms, key=key)
+
+
+def _pressure_error(program, instr, i, regs, holder, last) -> RegisterAllocationError:
+    macro = MACROS[instr.macro]
+    live = sorted(v for v in holder.values() if v is not None and last[v] > i)
+    free = [r for r in regs if holder[r] is None or last[holder[r]] <= i]
+    need = len(macro.results) + min(len(MACROS[f].scratch) for f in _forms(instr.macro))
+    return RegisterAllocationError(
+        f"{program.name}: too many live values at instruction {i} `{describe(instr)}`: "
+        f"{len(live)} value(s) stay live across it ({', '.join(f'%{v}' for v in live)}), so only "
+        f"{len(free)} of the {len(regs)} registers ({', '.join(regs)}) are free for the {need} register(s) its "
+        f"results and scratch need (a result may not share the register of an operand the bus rule keeps "
+        f"apart); use more registers or a plan with fewer live values"
+    )
+
+
+def _check_pins(program: Program, regs: tuple[str, ...]) -> None:
+    for kind, pins in (("input", program.inputs), ("output", program.outputs)):
+        seen: set[str] = set()
+        for v, reg in pins:
+            if reg not in regs:
+                raise RegisterAllocationError(
+                    f"{program.name}: {kind} %{v} is pinned to register {reg}, which is not in the register file "
+                    f"({', '.join(regs)})"
+                )
+            if reg in seen:
+                raise RegisterAllocationError(f"{program.name}: two {kind}s are pinned to register {reg}")
+            seen.add(reg)
+
+
+def _place_outputs(program, regs, out, reg_of, next_value) -> list[tuple[int, str]]:
+    """Move outputs that did not end in their registers there, as a parallel copy (appends `mov`s)."""
+    final = {reg: v for v, reg in program.outputs}
+    pending = {reg: v for reg, v in final.items() if reg_of[v] != reg}
+    outputs_to = dict(final)
+    copies: dict[int, int] = {}  # value -> its copy in a temporary register
+    while pending:
+        sources = {reg_of[copies.get(v, v)] for v in pending.values()}
+        ready = [reg for reg in pending if reg not in sources]
+        if ready:
+            reg = min(ready, key=regs.index)
+            v = pending.pop(reg)
+            src = copies.get(v, v)
+            out.append(Instr("mov", (next_value,), (src,)))
+            reg_of[next_value] = reg
+            outputs_to[reg] = next_value
+            next_value += 1
+            continue
+        # a cycle: copy one source to a register that no output needs and no move still reads
+        busy = set(final) | sources
+        temps = [r for r in regs if r not in busy]
+        if not temps:
+            raise RegisterAllocationError(
+                f"{program.name}: the outputs must swap registers and no register is free for the swap"
+            )
+        v = pending[min(pending, key=regs.index)]
+        out.append(Instr("mov", (next_value,), (copies.get(v, v),)))
+        reg_of[next_value] = temps[0]
+        copies[v] = next_value
+        next_value += 1
+    return [(outputs_to[reg], reg) for _, reg in program.outputs]

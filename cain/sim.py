@@ -1,0 +1,299 @@
+"""A SCAMP-5 simulator: macro programs and bus micro-ops executed over a whole pixel array with numpy.
+
+Arrays are indexed `[row, column]` with row 0 to the north, so reading the neighbour at offset
+`(dx, dy)` (+x east, +y north) reads `[row - dy, column + dx]`. Several images can be run at once as a
+stack `[image, row, column]`.
+
+Edges: a PE beyond the array reads as 0, and a NEWS register that no neighbour writes (on the far edge
+of a write to `XN`..`XW`) becomes 0. Only pixels at least `reach(program)` away from every edge are
+therefore exact; the verifier compares exactly those.
+
+Bus semantics follow reference/scamp5.md section 2: all sources are read before any destination is
+written; `busN` writes `-(sum of sources) / N` to each of its N destinations. The same executor runs on
+numpy arrays and, for symbolic checks, on goals (an unbounded plane, no edges).
+
+Noise (off by default): `Noise(sigma, extra)` adds Gaussian noise of standard deviation `sigma` to every
+value a micro-op writes (the transfer error of one bus cycle) and a further `extra` on every `bus2` and
+`bus3` destination (divisions are the noisiest operations). Units are those of the pixel values (the
+ADC range is about [-128, 127]); the SCAMP-5 literature reports transfer errors of a fraction of a unit.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Mapping, Sequence
+from dataclasses import dataclass, field
+
+import numpy as np
+
+from cain.goal import Goal, Offset
+from cain.isa import BUS_KINDS, DIRECTIONS, MACROS, NEIGHBOUR_NEWS, NEWS, BusOp, Macro, expand, offset_of
+from cain.program import Instr, Program
+
+DEFAULT_SIZE = 256
+NEIGHBOUR_SIDE: dict[str, str] = {name: side for side, name in NEIGHBOUR_NEWS.items()}
+"""`XN` -> `north`, ...: the side whose neighbour's NEWS a name stands for."""
+
+
+class SimulationError(Exception):
+    """A program the hardware cannot execute (an illegal micro-op, an unset value)."""
+
+
+# -- shifting ---------------------------------------------------------------------------------------
+
+
+def shift(a: np.ndarray, offset: Offset) -> np.ndarray:
+    """`b[p] = a[p + offset]` for every pixel `p`, 0 where `p + offset` lies beyond the array."""
+    dx, dy = offset
+    if dx == 0 and dy == 0:
+        return a
+    out = np.zeros_like(a)
+    h, w = a.shape[-2:]
+    r0, r1 = max(0, dy), min(h, h + dy)
+    c0, c1 = max(0, -dx), min(w, w - dx)
+    if r0 < r1 and c0 < c1:
+        out[..., r0:r1, c0:c1] = a[..., r0 - dy : r1 - dy, c0 + dx : c1 + dx]
+    return out
+
+
+def correlate(images: np.ndarray, goal: Goal, depth: int) -> np.ndarray:
+    """The direct correlation of `images` (`[channel, (image,) row, column]`) with `goal / 2^depth`."""
+    out = np.zeros_like(images[0], dtype=np.float64)
+    for (x, y, z), count in goal:
+        out += count * shift(images[z].astype(np.float64), (x, y))
+    return out / 2**depth
+
+
+# -- value algebras ---------------------------------------------------------------------------------
+
+
+@dataclass(frozen=True)
+class Algebra:
+    """What the bus executor needs of a value domain: numbers over the array, or goals."""
+
+    zero: Callable[[], object]
+    add: Callable[[object, object], object]
+    neg: Callable[[object], object]
+    divide: Callable[[object, int], object]
+    shift: Callable[[object, Offset], object]
+
+
+def numeric_algebra(shape: tuple[int, ...]) -> Algebra:
+    return Algebra(
+        zero=lambda: np.zeros(shape),
+        add=lambda a, b: a + b,
+        neg=lambda a: -a,
+        divide=lambda a, n: a / n,
+        shift=shift,
+    )
+
+
+def _divide_goal(g: Goal, n: int) -> Goal:
+    if any(c % n for _, c in g):
+        raise SimulationError(f"dividing a goal by {n} leaves a fraction: {dict(g.items)}")
+    return Goal((a, c // n) for a, c in g)
+
+
+GOAL_ALGEBRA = Algebra(
+    zero=Goal,
+    add=lambda a, b: a + b,
+    neg=lambda a: -a,
+    divide=_divide_goal,
+    shift=lambda g, offset: g.shifted(offset),
+)
+"""Goals as values: symbolic execution on an unbounded plane."""
+
+
+# -- bus micro-ops -------------------------------------------------------------------------------------
+
+
+def check_bus(op: BusOp, registers: Sequence[str] | None = None) -> None:
+    """Raise SimulationError unless `op` obeys the bus rules of reference/scamp5.md section 2."""
+    if op.kind not in BUS_KINDS:
+        raise SimulationError(f"{op}: unknown micro-op (choose from {', '.join(BUS_KINDS)})")
+    dests, most = BUS_KINDS[op.kind]
+    if len(op.dests) != dests:
+        raise SimulationError(f"{op}: {op.kind} writes exactly {dests} destination(s)")
+    if len(op.srcs) > most:
+        raise SimulationError(f"{op}: {op.kind} reads at most {most} source(s)")
+    names = op.dests + op.srcs
+    for name in names:
+        if registers is not None and name not in registers and name != NEWS and name not in NEIGHBOUR_SIDE:
+            raise SimulationError(f"{op}: unknown register {name}")
+    for d in op.dests:
+        if d in op.srcs:
+            raise SimulationError(f"{op}: a destination is never also a source ({d})")
+    if len(set(names)) != len(names):
+        twice = sorted({n for n in names if names.count(n) > 1})
+        raise SimulationError(f"{op}: a register appears at most once in a micro-op ({', '.join(twice)})")
+
+
+def run_bus(
+    ops: Sequence[BusOp],
+    state: dict[str, object],
+    algebra: Algebra,
+    noise: Noise | None = None,
+) -> dict[str, object]:
+    """Execute micro-ops on `state` (register -> value, including NEWS) in place; returns `state`.
+
+    Reading a register that holds no value raises SimulationError.
+    """
+    for op in ops:
+        check_bus(op)
+        values = []
+        for s in op.srcs:
+            side = NEIGHBOUR_SIDE.get(s)
+            source = NEWS if side else s
+            if state.get(source) is None:
+                raise SimulationError(f"{op}: reads {s}, which holds no value")
+            value = state[source]
+            values.append(algebra.shift(value, DIRECTIONS[side]) if side else value)
+        total = algebra.zero()
+        for v in values:
+            total = algebra.add(total, v)
+        result = algebra.neg(total)
+        if len(op.dests) > 1:
+            result = algebra.divide(result, len(op.dests))
+        for d in op.dests:
+            written = result if noise is None else noise.perturb(result, op.kind)
+            side = NEIGHBOUR_SIDE.get(d)
+            if side:
+                dx, dy = DIRECTIONS[side]
+                state[NEWS] = algebra.shift(written, (-dx, -dy))
+            else:
+                state[d] = written
+    return state
+
+
+@dataclass
+class Noise:
+    """Gaussian analogue noise: `sigma` on every written value, `extra` more on bus2/bus3 writes."""
+
+    sigma: float = 0.0
+    extra: float = 0.0
+    seed: int = 0
+    rng: np.random.Generator = field(init=False)
+
+    def __post_init__(self) -> None:
+        self.rng = np.random.default_rng(self.seed)
+
+    def perturb(self, value: np.ndarray, kind: str) -> np.ndarray:
+        sigma = float(np.hypot(self.sigma, self.extra)) if kind != "bus" else self.sigma
+        return value + self.rng.normal(0.0, sigma, np.shape(value)) if sigma else value
+
+
+# -- macro programs -------------------------------------------------------------------------------
+
+
+def instr_registers(instr: Instr, macro: Macro, registers: Mapping[int, str]) -> dict[str, str]:
+    """The register bound to every role of an allocated instruction (results, operands, scratch)."""
+    roles: dict[str, str] = {}
+    for role, v in zip(macro.results, instr.results, strict=True):
+        roles[role] = registers[v]
+    for role, v in zip(macro.operands, instr.operands, strict=True):
+        roles[role] = registers[v]
+    if len(instr.scratch) != len(macro.scratch):
+        raise SimulationError(
+            f"{instr.macro} needs {len(macro.scratch)} scratch register(s), has {len(instr.scratch)}"
+        )
+    roles.update(zip(macro.scratch, instr.scratch, strict=True))
+    return roles
+
+
+def instr_bus_ops(instr: Instr, registers: Mapping[int, str]) -> list[BusOp]:
+    """An allocated instruction's exact micro-ops."""
+    macro = MACROS[instr.macro]
+    return expand(macro, instr_registers(instr, macro, registers), instr.directions)
+
+
+def run_values(program: Program, inputs: Sequence[object], algebra: Algebra) -> dict[int, object]:
+    """Execute an SSA program on values (registers ignored), each macro by its linear form."""
+    values: dict[int, object] = {v: x for (v, _), x in zip(program.inputs, inputs, strict=True)}
+    for instr in program.instrs:
+        macro = MACROS[instr.macro]
+        offset = offset_of(instr.directions)
+        total = algebra.zero()
+        for t in macro.terms:
+            x = values[instr.operands[t.operand]]
+            x = algebra.shift(x, offset) if t.shifted else x
+            total = algebra.add(total, x if t.sign > 0 else algebra.neg(x))
+        if macro.scale == 0:
+            total = algebra.zero()
+        elif macro.scale != 1:
+            total = algebra.divide(total, macro.scale.denominator)
+        for r in instr.results:
+            values[r] = total
+    return values
+
+
+def run_registers(
+    program: Program,
+    inputs: Sequence[object],
+    algebra: Algebra,
+    initial: Mapping[str, object] | None = None,
+    noise: Noise | None = None,
+    on_instr: Callable[[int, Instr, dict[str, object]], None] | None = None,
+) -> dict[str, object]:
+    """Execute an allocated program on the register file, every macro as its bus micro-ops.
+
+    `initial` gives the other registers' starting contents (e.g. garbage, to catch reads of unset
+    registers); inputs overwrite their registers. Returns the final register state.
+    """
+    if not program.registers:
+        raise SimulationError(f"{program.name}: the program has no register allocation")
+    state: dict[str, object] = dict(initial or {})
+    for (_, reg), x in zip(program.inputs, inputs, strict=True):
+        state[reg] = x
+    for i, instr in enumerate(program.instrs):
+        macro = MACROS[instr.macro]
+        roles = instr_registers(instr, macro, program.registers)
+        try:
+            run_bus(expand(macro, roles, instr.directions), state, algebra, noise)
+        except SimulationError as e:
+            raise SimulationError(f"instruction {i} {macro.sdk_call(roles, instr.directions)}: {e}") from None
+        if on_instr is not None:
+            on_instr(i, instr, state)
+    return state
+
+
+def reach(program: Program) -> int:
+    """How far (in PE steps) any output value can depend on pixels away from its own: the edge margin."""
+    far: dict[int, int] = {v: 0 for v, _ in program.inputs}
+    for instr in program.instrs:
+        r = max((far.get(o, 0) for o in instr.operands), default=0) + len(instr.directions)
+        for v in instr.results:
+            far[v] = r
+    return max((far.get(v, 0) for v, _ in program.outputs), default=0)
+
+
+def simulate(
+    program: Program,
+    images: np.ndarray,
+    *,
+    level: str = "auto",
+    noise: Noise | None = None,
+    seed: int = 0,
+) -> list[np.ndarray]:
+    """Run `program` on `images` (`[channel, (image,) row, column]`); the outputs in output order.
+
+    `level="values"` runs the SSA program by linear forms; `"registers"` runs every macro's bus
+    micro-ops on the allocated register file (other registers start as random garbage);
+    `"auto"` picks registers when the program is allocated.
+    """
+    images = np.asarray(images, dtype=np.float64)
+    shape = images.shape[1:]
+    algebra = numeric_algebra(shape)
+    if level == "auto":
+        level = "registers" if program.registers else "values"
+    if level == "values":
+        values = run_values(program, list(images), algebra)
+        return [values[v] for v, _ in program.outputs]
+    rng = np.random.default_rng(seed)
+    garbage = {r: rng.uniform(-128, 127, shape) for r in {*program.registers.values(), NEWS}}
+    state = run_registers(program, list(images), algebra, garbage, noise)
+    return [state[reg] for _, reg in program.outputs]
+
+
+def random_images(channels: int, images: int = 1, size: int = DEFAULT_SIZE, seed: int = 0) -> np.ndarray:
+    """Random integer test images in the ADC range, `[channel, image, row, column]`."""
+    rng = np.random.default_rng(seed)
+    return rng.integers(-128, 128, (channels, images, size, size)).astype(np.float64)
