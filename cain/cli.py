@@ -3,14 +3,23 @@
 from __future__ import annotations
 
 import argparse
+import dataclasses
 import importlib
+import os
 import sys
 from collections.abc import Sequence
 from typing import IO
 
 from xdsl.dialects.builtin import ModuleOp
 from xdsl.passes import ModulePass
-from xdsl.utils.exceptions import DiagnosticException, ParseError, PassFailedException, VerifyException
+from xdsl.utils.arg_spec import parse_pipeline
+from xdsl.utils.exceptions import (
+    ArgSpecParseError,
+    DiagnosticException,
+    ParseError,
+    PassFailedException,
+    VerifyException,
+)
 from xdsl.xdsl_opt_main import xDSLOptMain
 
 from cain.diagnostics import CainError
@@ -30,10 +39,25 @@ PASSES: dict[str, str] = {
 }
 """Pass name (as on the command line) -> `module:ModulePass class`, in pipeline order."""
 
+DESCRIPTION = """Compile convolution kernels (.cain files) into SCAMP-5 code, or run Cain's passes on IR.
+With no pipeline, a .cain file is printed as goal IR. The usual pipeline is
+  cain-opt kernel.cain --pass-pipeline=search,regalloc,emit"""
+
 
 def load(spec: str):
+    """The object a `module:name` spec names."""
     module, name = spec.split(":")
     return getattr(importlib.import_module(module), name)
+
+
+def _pass_loader(name: str, spec: str):
+    def factory() -> type[ModulePass]:
+        try:
+            return load(spec)
+        except ImportError as e:
+            raise CainError(f"pass '{name}' is not available in this installation ({e})") from None
+
+    return factory
 
 
 class CainOptMain(xDSLOptMain):
@@ -48,7 +72,7 @@ class CainOptMain(xDSLOptMain):
 
     def register_all_passes(self):
         for name, spec in PASSES.items():
-            self.register_pass(name, lambda spec=spec: load(spec))
+            self.register_pass(name, _pass_loader(name, spec))
 
     def register_all_frontends(self):
         super().register_all_frontends()
@@ -64,9 +88,45 @@ class CainOptMain(xDSLOptMain):
         super().register_all_arguments(arg_parser)
         from cain.frontend import add_override_arguments
 
-        # `--pass-pipeline` is the MLIR spelling of xDSL's `-p/--passes`
-        arg_parser.add_argument("--pass-pipeline", dest="passes", help=argparse.SUPPRESS)
+        arg_parser.add_argument(
+            "--pass-pipeline", dest="passes", metavar="PASSES", help="the same as -p (MLIR's spelling)"
+        )
         add_override_arguments(arg_parser)
+
+    def setup_pipeline(self):
+        """The pass pipeline, with user errors (unknown pass, bad pass options) as `CainError`s."""
+        try:
+            names = [spec.name for spec in parse_pipeline(self.args.passes)]
+        except ArgSpecParseError as e:
+            raise CainError(f"bad pass pipeline '{self.args.passes}':\n{_indent(str(e))}") from None
+        for name in names:
+            if name not in self.available_passes:
+                raise CainError(
+                    f"unknown pass '{name}' (available passes: {', '.join(self.available_passes)})"
+                )
+        try:
+            super().setup_pipeline()
+        except ArgSpecParseError as e:
+            raise CainError(f"bad pass pipeline '{self.args.passes}':\n{_indent(str(e))}") from None
+        except (ValueError, TypeError) as e:
+            raise CainError(f"bad pass options in '{self.args.passes}': {e} (see cain-opt --help)") from None
+
+    def prepare_input(self):
+        """Checks the input file before xDSL opens it, so a wrong path or type is a one-line error."""
+        path = self.args.input_file
+        if path is not None:
+            if not os.path.exists(path):
+                raise CainError(f"cannot read '{path}': no such file")
+            if os.path.isdir(path):
+                raise CainError(f"cannot read '{path}': it is a directory")
+            extension = os.path.splitext(path)[1].lstrip(".")
+            if not self.args.frontend and extension not in self.available_frontends:
+                kinds = ", ".join(f".{k}" for k in self.available_frontends)
+                raise CainError(
+                    f"cannot read '{path}': unknown file type '.{extension}' (expected one of {kinds}, "
+                    "or choose a reader with --frontend)"
+                )
+        return super().prepare_input()
 
     def frontend_overrides(self) -> dict[str, object]:
         from cain.frontend import overrides_from_args
@@ -74,11 +134,13 @@ class CainOptMain(xDSLOptMain):
         return overrides_from_args(self.args)
 
 
-def pass_help() -> str:
-    """One paragraph per pass: its name, summary and options (for `--help`)."""
-    import dataclasses
+def _indent(text: str) -> str:
+    return "\n".join("  " + line for line in text.splitlines())
 
-    lines = ["passes (run in the order given, e.g. -p search,regalloc,emit):"]
+
+def pass_help() -> str:
+    """One paragraph per available pass: its name, summary and options (for `--help`)."""
+    lines = ["passes (run in the order given, e.g. --pass-pipeline=search,regalloc,emit):"]
     for name, spec in PASSES.items():
         try:
             cls: type[ModulePass] = load(spec)
@@ -89,38 +151,47 @@ def pass_help() -> str:
         for f in dataclasses.fields(cls):
             if f.name == "name":
                 continue
-            default = f.default if f.default is not dataclasses.MISSING else None
+            if f.default is not dataclasses.MISSING:
+                default = f.default
+            elif f.default_factory is not dataclasses.MISSING:
+                default = f.default_factory()
+            else:
+                default = "(required)"
             meta = f.metadata.get("help", "") if f.metadata else ""
-            lines.append(f"      {f.name.replace('_', '-')}={default!s:<10} {meta}")
-    lines.append("pass options: -p 'search{budget=20000 seed=1},regalloc,emit'")
+            lines.append(f"      {f.name.replace('_', '-')}={default!s:<10} {meta}".rstrip())
+    lines.append("pass options go in braces: -p 'NAME{OPTION=VALUE OPTION=VALUE},NAME'")
     return "\n".join(lines)
 
 
 def main(argv: Sequence[str] | None = None) -> int:
+    """Runs `cain-opt` on `argv`; returns the exit status (1: an error in the input, 2: bad usage)."""
     argv = list(sys.argv[1:] if argv is None else argv)
     if any(a in ("-h", "--help") for a in argv):
-        _print_help(argv)
+        _print_help()
         return 0
     try:
         CainOptMain(description=DESCRIPTION, args=argv).run()
+    except SystemExit as e:
+        return e.code if isinstance(e.code, int) else 1
     except CainError as e:
         print(e, file=sys.stderr)
         return 1
-    except (ParseError, VerifyException, DiagnosticException, PassFailedException) as e:
+    except ParseError as e:
         print(f"error: {e}", file=sys.stderr)
         return 1
-    except (ValueError, OSError) as e:
-        print(f"cain-opt: error: {e}", file=sys.stderr)
+    except (VerifyException, DiagnosticException, PassFailedException) as e:
+        print(f"error: {e}", file=sys.stderr)
+        return 1
+    except OSError as e:
+        print(f"cain-opt: error: {e.strerror or e}: '{e.filename}'", file=sys.stderr)
+        return 1
+    except UnicodeDecodeError:
+        print("cain-opt: error: the input is not UTF-8 text", file=sys.stderr)
         return 1
     return 0
 
 
-DESCRIPTION = """Compile convolution kernels (.cain files) into SCAMP-5 code, or run Cain's passes on IR.
-With no pipeline, a .cain file is printed as goal IR. The usual pipeline is
-  cain-opt kernel.cain -p search,regalloc,emit"""
-
-
-def _print_help(argv: list[str]) -> None:
+def _print_help() -> None:
     parser = argparse.ArgumentParser(
         prog="cain-opt",
         description=DESCRIPTION,

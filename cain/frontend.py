@@ -209,7 +209,7 @@ def _names(values: list[Tree], option: Token, source: _Source) -> list[str]:
     names = []
     for value in values:
         token = value.children[0]
-        if token.type != "NAME" or value.children[1:] and value.children[1] is not None:
+        if token.type != "NAME":
             raise source.error(f"option {option} expects names, not '{token}'", token)
         names.append(str(token))
     return names
@@ -330,7 +330,7 @@ def parse_filter(text: str, filename: str, overrides: Mapping[str, object] | Non
             raw: object = _names(values, key, source)
         else:
             value = _single(values, key, source)
-            token, denominator = value.children
+            token, denominator = (*value.children, None)[:2]
             if key == "instructions":
                 raw = str(token)
             elif key == "max_depth":
