@@ -105,7 +105,8 @@ class Macro:
 
     @property
     def distinct_roles(self) -> list[tuple[str, str]]:
-        """Pairs of register roles that must be different registers, from the bus rule."""
+        """Pairs of register roles that must be different registers: from the bus rule, and the results
+        of one macro are different registers."""
         pairs: set[tuple[str, str]] = set()
         registers = set(self.results + self.operands + self.scratch)
 
@@ -113,6 +114,9 @@ class Macro:
             if a != b and a in registers and b in registers:
                 pairs.add((min(a, b), max(a, b)))
 
+        for j, a in enumerate(self.results):  # two results are two registers
+            for b in self.results[j + 1 :]:
+                differ(a, b)
         for i, op in enumerate(self.expansion):
             roles = op.dests + op.srcs
             for j, a in enumerate(roles):
