@@ -1,0 +1,488 @@
+"""The reverse goal-bag search (paper 3.2-3.3): CGDS (or DFS, BFS, best-first) over goal-bags, from the
+final goals back to the input, anytime, with every plan register-allocated and verified.
+"""
+
+from __future__ import annotations
+
+import heapq
+import multiprocessing
+import resource
+import sys
+import time
+from collections import deque
+from dataclasses import dataclass, field
+
+from cain.diagnostics import CainError
+from cain.filter import Filter
+from cain.isa import MACROS
+from cain.program import Program
+from cain.search import goals as G
+from cain.search.plan import direct_solution, to_program
+from cain.search.space import Pair, Space
+
+TRAVERSALS = ("cgds", "dfs", "bfs", "best-first")
+COSTS = ("macros", "icws")
+HEURISTICS = ("scamp5", "random")
+DEFAULT_TIME = 10.0
+
+
+@dataclass(frozen=True)
+class SearchConfig:
+    """How to search: instruction set, register file, budgets, determinism and traversal."""
+
+    instruction_set: str = "all"
+    registers: int | tuple[str, ...] | None = None
+    node_budget: int | None = None
+    time_budget: float | None = None
+    seed: int = 0
+    workers: int = 1
+    traversal: str = "cgds"
+    cost: str = "macros"
+    heuristic: str = "scamp5"
+    progress: bool | None = None
+    branch: int = 40
+    """Children kept per node (the cheapest by the heuristic)."""
+    exhaustive_atoms: int = 6
+    """Goals with at most this many atoms are split every possible way; bigger ones by the cheaper
+    atom-distance generator."""
+    cache_limit: int = 3_000_000
+    """Most goal-bags remembered for culling; the cache is emptied when it grows past this."""
+
+
+@dataclass(frozen=True)
+class PlanEvent:
+    """One improvement of the best plan: when it was found and how long it is."""
+
+    nodes: int
+    seconds: float
+    macros: int
+    icws: int
+
+
+@dataclass
+class SearchResult:
+    program: Program | None
+    events: list[PlanEvent] = field(default_factory=list)
+    nodes: int = 0
+    seconds: float = 0.0
+    peak_memory: int = 0
+    stopped: str = "exhausted"
+
+
+def _check(filt: Filter, cfg: SearchConfig) -> tuple[str, ...]:
+    """The register names to allocate; a clear error for an invalid configuration."""
+    if cfg.traversal not in TRAVERSALS:
+        raise CainError(f"unknown traversal '{cfg.traversal}' (choose from {', '.join(TRAVERSALS)})")
+    if cfg.cost not in COSTS:
+        raise CainError(f"unknown cost '{cfg.cost}' (choose from {', '.join(COSTS)})")
+    if cfg.heuristic not in HEURISTICS:
+        raise CainError(f"unknown heuristic '{cfg.heuristic}' (choose from {', '.join(HEURISTICS)})")
+    if cfg.instruction_set not in ("all", "basic"):
+        raise CainError(f"unknown instruction set '{cfg.instruction_set}' (choose from all, basic)")
+    if cfg.workers < 1:
+        raise CainError(f"workers must be at least 1, not {cfg.workers}")
+    if cfg.node_budget is not None and cfg.node_budget < 1:
+        raise CainError(f"the node budget must be positive, not {cfg.node_budget}")
+    if cfg.time_budget is not None and cfg.time_budget <= 0:
+        raise CainError(f"the time budget must be positive, not {cfg.time_budget}")
+    regs = cfg.registers
+    if regs is None:
+        names = tuple(filt.registers)
+    elif isinstance(regs, int):
+        if regs < 1:
+            raise CainError(f"the register count must be positive, not {regs}")
+        names = tuple(filt.registers[:regs]) + tuple(f"R{i}" for i in range(len(filt.registers), regs))
+    else:
+        names = tuple(regs)
+    pinned = {r for _, r in filt.inputs} | {k.register for k in filt.kernels}
+    missing = sorted(pinned - set(names))
+    if missing:
+        raise CainError(
+            f"register(s) {', '.join(missing)} hold inputs or outputs but are not in the register file "
+            f"{', '.join(names)}; add them or use more registers"
+        )
+    return names
+
+
+def _finish(program: Program, filt: Filter, names: tuple[str, ...]) -> Program | None:
+    """The plan register-allocated and verified, or None when allocation fails."""
+    try:
+        from cain.regalloc import allocate
+    except ImportError:
+        allocate = None
+    if allocate is not None:
+        try:
+            program = allocate(program, names)
+        except CainError:
+            return None
+    try:
+        from cain.verify import verify_program
+    except ImportError:
+        verify_program = None
+    inputs = filt.initial_goals()
+    outputs = filt.final_goals()
+    if verify_program is not None:
+        verify_program(program, inputs, outputs, filt.depth)
+    elif program.output_goals(inputs) != outputs:
+        raise AssertionError(f"search produced a wrong program for {filt.name}")
+    return program
+
+
+class _Node:
+    __slots__ = ("bag", "cands", "cost", "idx", "lb", "pair", "parent")
+
+    def __init__(self, bag, cost, parent, pair, lb):
+        self.bag = bag
+        self.cost = cost
+        self.parent = parent
+        self.pair = pair
+        self.cands = None
+        self.idx = 0
+        self.lb = lb
+
+
+class Worker:
+    """One search process: its own goal space, frontier and cache."""
+
+    def __init__(self, filt: Filter, cfg: SearchConfig, names: tuple[str, ...], index: int = 0, shared=None):
+        self.filt = filt
+        self.cfg = cfg
+        self.names = names
+        self.index = index
+        self.shared = shared
+        variant = index % 4
+        self.space = Space(
+            cfg.instruction_set,
+            filt.depth,
+            len(names),
+            [G.from_goal(g) for g in filt.initial_goals()],
+            exhaustive_atoms=cfg.exhaustive_atoms + (0, 1, -1, 2)[variant],
+            heuristic=cfg.heuristic,
+            seed=cfg.seed * 1000 + index,
+            jitter=(0.0, 0.15, 0.3, 0.5)[variant] if index else 0.0,
+        )
+        self.branch = cfg.branch + (0, 8, -8, 16)[variant]
+        self.icws_cost = cfg.cost == "icws"
+        self.root = self.space.bag(G.from_goal(g) for g in filt.final_goals())
+        self.initial = self.space.bag(G.from_goal(g) for g in filt.initial_goals())
+        self.best_cost = 1 << 30
+        self.best: Program | None = None
+        self.events: list[PlanEvent] = []
+        self.nodes = 0
+        self.start = time.perf_counter()
+        self.discarded = 0
+
+    # -- plans ----------------------------------------------------------------------------------
+    def _step_cost(self, macro: str) -> int:
+        return MACROS[macro].icws if self.icws_cost else 1
+
+    def _min_step(self) -> int:
+        return 2 if self.icws_cost else 1
+
+    def _plan(self, node: _Node, tail: list[Pair]) -> None:
+        pairs: list[Pair] = []
+        n = node
+        while n.parent is not None:
+            pairs.append(n.pair)
+            n = n.parent
+        pairs.reverse()
+        pairs.extend(tail)
+        program = to_program(self.space, self.filt, pairs)
+        cost = program.icws if self.icws_cost else program.macros
+        if cost >= self.best_cost:
+            return
+        done = _finish(program, self.filt, self.names)
+        if done is None:
+            self.discarded += 1
+            return
+        cost = done.icws if self.icws_cost else done.macros
+        if cost >= self.best_cost:
+            return
+        self.best_cost = cost
+        self.best = done
+        self.events.append(PlanEvent(self.nodes, time.perf_counter() - self.start, done.macros, done.icws))
+        if self.shared is not None:
+            with self.shared["best"].get_lock():
+                if cost < self.shared["best"].value:
+                    self.shared["best"].value = cost
+                    self.shared["macros"].value = done.macros
+                    self.shared["icws"].value = done.icws
+
+    def _bound(self) -> int:
+        if self.shared is not None and self.shared.get("share"):
+            v = self.shared["best"].value
+            if v < self.best_cost:
+                return v
+        return self.best_cost
+
+    # -- the search -----------------------------------------------------------------------------
+    def run(self, progress=None) -> str:
+        """Search until the frontier is empty or a budget ends; returns why it stopped."""
+        cfg = self.cfg
+        space = self.space
+        node_budget = cfg.node_budget
+        time_budget = cfg.time_budget
+        if node_budget is None and time_budget is None:
+            time_budget = DEFAULT_TIME
+        deadline = self.start + time_budget if time_budget is not None else None
+        traversal = cfg.traversal
+        cache: dict[tuple[int, ...], int] = {}
+        initial = self.initial
+        initial_set = set(initial)
+        min_step = self._min_step()
+        branch = self.branch
+        root = _Node(self.root, 0, None, None, space.lower_bound(self.root))
+        if len(self.root) > len(self.names):
+            raise CainError(
+                f"the filter has {len(self.root)} kernels but only {len(self.names)} registers; "
+                f"use more registers"
+            )
+        frontier = deque([root]) if traversal != "best-first" else [(0.0, 0, root)]
+        counter = 1
+        bound = self.best_cost
+        next_check = 0
+        stopped = "exhausted"
+        while frontier:
+            if traversal == "best-first":
+                _, _, node = heapq.heappop(frontier)
+            elif traversal == "dfs":
+                node = frontier.pop()
+            else:
+                node = frontier.popleft()
+            if node.cost + node.lb * min_step >= bound:
+                continue
+            if node.cands is None:
+                if node_budget is not None and self.nodes >= node_budget:
+                    stopped = "nodes"
+                    break
+                if self.nodes >= next_check:
+                    next_check = self.nodes + 64
+                    now = time.perf_counter()
+                    if deadline is not None and now >= deadline:
+                        stopped = "time"
+                        break
+                    bound = min(bound, self._bound())
+                    if progress is not None:
+                        progress(self, now)
+                    if node.cost + node.lb * min_step >= bound:
+                        continue
+                self.nodes += 1
+                bag = node.bag
+                seen = cache.get(bag)
+                if seen is not None and seen <= node.cost:
+                    continue
+                if len(cache) >= cfg.cache_limit:
+                    cache.clear()
+                cache[bag] = node.cost
+                if set(bag) <= initial_set:
+                    self._plan(node, [])
+                    bound = min(bound, self.best_cost)
+                    continue
+                if len(bag) <= len(initial) + 2 + (len(self.filt.kernels)):
+                    tail = direct_solution(space, bag)
+                    if tail is not None:
+                        extra = sum(self._step_cost(p[0]) for p in tail)
+                        if node.cost + extra < bound:
+                            self._plan(node, tail)
+                            bound = min(bound, self.best_cost)
+                            continue
+                cands = space.pairs(bag)
+                node.cands = cands[:branch]
+                node.idx = 0
+            # yield the node's next child that is not culled
+            cands = node.cands
+            child = None
+            while node.idx < len(cands):
+                h, pair, cbag = cands[node.idx]
+                node.idx += 1
+                cost = node.cost + self._step_cost(pair[0])
+                seen = cache.get(cbag)
+                if seen is not None and seen <= cost:
+                    continue
+                lb = space.lower_bound(cbag)
+                if cost + lb * min_step >= bound:
+                    continue
+                child = _Node(cbag, cost, node, pair, lb)
+                break
+            if child is None:
+                continue
+            if traversal == "cgds":
+                frontier.appendleft(child)
+                frontier.append(node)
+            elif traversal == "dfs":
+                frontier.append(node)
+                frontier.append(child)
+            elif traversal == "bfs":
+                frontier.append(child)
+                frontier.appendleft(node)
+            else:
+                counter += 1
+                heapq.heappush(frontier, (h, counter, child))
+                if node.idx < len(cands):
+                    counter += 1
+                    heapq.heappush(frontier, (cands[node.idx][0], counter, node))
+        if progress is not None:
+            progress(self, time.perf_counter())
+        return stopped
+
+
+def _peak_memory() -> int:
+    own = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss
+    children = resource.getrusage(resource.RUSAGE_CHILDREN).ru_maxrss
+    return max(own, children) * 1024
+
+
+class _Progress:
+    """A live status line on stderr: best plan, nodes, nodes per second, elapsed time."""
+
+    def __init__(self, enabled: bool):
+        self.enabled = enabled
+        self.last = 0.0
+
+    def line(self, macros, icws, nodes, elapsed) -> None:
+        now = time.perf_counter()
+        if not self.enabled or now - self.last < 0.25:
+            return
+        self.last = now
+        best = f"{macros} macros / {icws} ICWs" if macros else "no plan yet"
+        rate = nodes / elapsed if elapsed > 0 else 0.0
+        sys.stderr.write(f"\rsearch: best {best}, {nodes} nodes, {rate:,.0f} nodes/s, {elapsed:.1f} s   ")
+        sys.stderr.flush()
+
+    def close(self) -> None:
+        if self.enabled:
+            sys.stderr.write("\n")
+            sys.stderr.flush()
+
+
+def _progress_enabled(cfg: SearchConfig) -> bool:
+    if cfg.progress is None:
+        return sys.stderr.isatty()
+    return bool(cfg.progress)
+
+
+def search(filt: Filter, cfg: SearchConfig | None = None) -> SearchResult:
+    """Search for the shortest verified program computing `filt`'s kernels from its inputs."""
+    cfg = cfg or SearchConfig()
+    names = _check(filt, cfg)
+    start = time.perf_counter()
+    if cfg.workers == 1:
+        return _search_one(filt, cfg, names, start)
+    return _search_parallel(filt, cfg, names, start)
+
+
+def _search_one(filt: Filter, cfg: SearchConfig, names: tuple[str, ...], start: float) -> SearchResult:
+    worker = Worker(filt, cfg, names)
+    bar = _Progress(_progress_enabled(cfg))
+
+    def progress(w: Worker, now: float) -> None:
+        best = w.best
+        bar.line(best.macros if best else 0, best.icws if best else 0, w.nodes, now - w.start)
+
+    stopped = worker.run(progress if bar.enabled else None)
+    bar.close()
+    return SearchResult(
+        program=worker.best,
+        events=worker.events,
+        nodes=worker.nodes,
+        seconds=time.perf_counter() - start,
+        peak_memory=_peak_memory(),
+        stopped=stopped,
+    )
+
+
+def _worker_main(filt, cfg, names, index, shared, conn) -> None:
+    try:
+        worker = Worker(filt, cfg, names, index, shared)
+        counts = shared["nodes"]
+
+        def progress(w: Worker, now: float) -> None:
+            counts[index] = w.nodes
+
+        stopped = worker.run(progress)
+        counts[index] = worker.nodes
+        conn.send(("ok", worker.best, worker.events, worker.nodes, stopped, worker.best_cost))
+    except Exception as e:  # noqa: BLE001 (reported to the parent rather than lost with the process)
+        conn.send(("error", repr(e), None, 0, "error", 0))
+    finally:
+        conn.close()
+
+
+def _search_parallel(filt: Filter, cfg: SearchConfig, names: tuple[str, ...], start: float) -> SearchResult:
+    """A portfolio of diversified workers, one process each. With a time budget (and no node budget)
+    they share the best plan length, so each prunes by the best any has found; with a node budget
+    they run independently, which keeps the result deterministic."""
+    ctx = multiprocessing.get_context("fork")
+    share = cfg.node_budget is None
+    shared = {
+        "best": ctx.Value("q", 1 << 30),
+        "macros": ctx.Value("q", 0),
+        "icws": ctx.Value("q", 0),
+        "nodes": ctx.Array("q", cfg.workers, lock=False),
+        "share": share,
+    }
+    procs = []
+    conns = []
+    for i in range(cfg.workers):
+        parent, child = ctx.Pipe(duplex=False)
+        p = ctx.Process(target=_worker_main, args=(filt, cfg, names, i, shared, child), daemon=True)
+        p.start()
+        child.close()
+        procs.append(p)
+        conns.append(parent)
+    bar = _Progress(_progress_enabled(cfg))
+    results = [None] * cfg.workers
+    pending = set(range(cfg.workers))
+    while pending:
+        for i in list(pending):
+            if conns[i].poll(0.05):
+                try:
+                    results[i] = conns[i].recv()
+                except EOFError:
+                    results[i] = ("error", "worker exited", None, 0, "error", 0)
+                pending.discard(i)
+            elif not procs[i].is_alive() and not conns[i].poll(0):
+                results[i] = ("error", f"worker exited with status {procs[i].exitcode}", None, 0, "error", 0)
+                pending.discard(i)
+        if bar.enabled:
+            m = shared["macros"].value
+            bar.line(m, shared["icws"].value, sum(shared["nodes"]), time.perf_counter() - start)
+    bar.close()
+    for p in procs:
+        p.join()
+    errors = [r[1] for r in results if r[0] == "error"]
+    if errors:
+        raise RuntimeError(f"search worker failed: {errors[0]}")
+    best = None
+    best_key = None
+    events: list[tuple[float, int, PlanEvent]] = []
+    nodes = 0
+    stops = []
+    for i, (_, program, evs, n, stopped, _) in enumerate(results):
+        nodes += n
+        stops.append(stopped)
+        for e in evs:
+            events.append((e.seconds, i, e))
+        if program is not None:
+            key = (program.icws if cfg.cost == "icws" else program.macros, program.macros, program.icws, i)
+            if best_key is None or key < best_key:
+                best, best_key = program, key
+    merged: list[PlanEvent] = []
+    total_nodes = 0
+    for _, _, e in sorted(events, key=lambda t: (t[0], t[1])):
+        key = e.icws if cfg.cost == "icws" else e.macros
+        if not merged or key < (merged[-1].icws if cfg.cost == "icws" else merged[-1].macros):
+            total_nodes = e.nodes * cfg.workers
+            merged.append(PlanEvent(total_nodes, e.seconds, e.macros, e.icws))
+    stopped = "time" if "time" in stops else "nodes" if "nodes" in stops else "exhausted"
+    return SearchResult(
+        program=best,
+        events=merged,
+        nodes=nodes,
+        seconds=time.perf_counter() - start,
+        peak_memory=_peak_memory(),
+        stopped=stopped,
+    )
+
+
+__all__ = ["PlanEvent", "SearchConfig", "SearchResult", "Worker", "search"]

@@ -1,0 +1,116 @@
+"""Goals as the search handles them: plain sorted tuples of `(x, y, z, count)`, cheap to hash and shift.
+
+The search must touch millions of goals, so it does not use `cain.goal.Goal` (a general, checked value
+type) in its inner loop. A goal here is a tuple of atoms with non-zero signed counts, sorted by position;
+translating it keeps it sorted. A goal-bag is a sorted tuple of such goals.
+"""
+
+from __future__ import annotations
+
+from cain.goal import Goal
+
+SGoal = tuple[tuple[int, int, int, int], ...]
+SBag = tuple[SGoal, ...]
+
+ZERO: SGoal = ()
+
+
+def from_goal(goal: Goal) -> SGoal:
+    return tuple((x, y, z, c) for (x, y, z), c in goal.items)
+
+
+def to_goal(goal: SGoal) -> Goal:
+    return Goal(((x, y, z), c) for x, y, z, c in goal)
+
+
+def from_counts(counts: dict[tuple[int, int, int], int]) -> SGoal:
+    return tuple(sorted((x, y, z, c) for (x, y, z), c in counts.items() if c))
+
+
+def counts(goal: SGoal) -> dict[tuple[int, int, int], int]:
+    return {(x, y, z): c for x, y, z, c in goal}
+
+
+def shift(goal: SGoal, dx: int, dy: int) -> SGoal:
+    """Every atom moved by `(dx, dy)`."""
+    if not dx and not dy:
+        return goal
+    return tuple([(x + dx, y + dy, z, c) for x, y, z, c in goal])
+
+
+def neg(goal: SGoal) -> SGoal:
+    return tuple([(x, y, z, -c) for x, y, z, c in goal])
+
+
+def scale(goal: SGoal, k: int) -> SGoal:
+    return tuple([(x, y, z, c * k) for x, y, z, c in goal])
+
+
+def add(a: SGoal, b: SGoal) -> SGoal:
+    d = counts(a)
+    for x, y, z, c in b:
+        d[(x, y, z)] = d.get((x, y, z), 0) + c
+    return from_counts(d)
+
+
+def sub(a: SGoal, b: SGoal) -> SGoal:
+    d = counts(a)
+    for x, y, z, c in b:
+        d[(x, y, z)] = d.get((x, y, z), 0) - c
+    return from_counts(d)
+
+
+def total(goal: SGoal) -> int:
+    """The number of atoms."""
+    return sum(abs(a[3]) for a in goal)
+
+
+def pattern(goal: SGoal) -> SGoal:
+    """The goal translated so its first atom sits at the origin: equal for goals equal up to translation."""
+    if not goal:
+        return goal
+    x0, y0 = goal[0][0], goal[0][1]
+    return shift(goal, -x0, -y0)
+
+
+def positions(goal: SGoal) -> int:
+    """The number of distinct atom positions (x, y, z)."""
+    return len(goal)
+
+
+def contains(big: SGoal, small: SGoal) -> bool:
+    """Whether `small` is a sub-multiset of `big`: every atom of `small` is in `big`, same sign, no more."""
+    d = counts(big)
+    for x, y, z, c in small:
+        b = d.get((x, y, z), 0)
+        if c > 0:
+            if b < c:
+                return False
+        elif b > c:
+            return False
+    return True
+
+
+def overlap(a: SGoal, b: SGoal) -> SGoal:
+    """The largest common sub-multiset of `a` and `b` (same-sign count-wise minimum)."""
+    d = counts(b)
+    out = []
+    for x, y, z, c in a:
+        e = d.get((x, y, z))
+        if e is None:
+            continue
+        if c > 0 and e > 0:
+            out.append((x, y, z, min(c, e)))
+        elif c < 0 and e < 0:
+            out.append((x, y, z, max(c, e)))
+    return tuple(out)
+
+
+def halved(goal: SGoal) -> SGoal | None:
+    if any(a[3] & 1 for a in goal):
+        return None
+    return tuple([(x, y, z, c >> 1) for x, y, z, c in goal])
+
+
+def bag(goals) -> SBag:
+    return tuple(sorted(goals))

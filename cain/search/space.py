@@ -1,0 +1,474 @@
+"""The search space: goals interned as integers, pair generation (paper 3.2) and the local heuristic (3.3).
+
+A `Space` holds everything one search learns about goals: an id per distinct goal with its statistics,
+the candidate splits of each goal (memoised, since the same goal turns up in many goal-bags), and the
+instruction forms of the chosen instruction set, derived from `cain.isa` (`Macro.terms`, `directions`,
+`scale`, `scratch`, `distinct_roles`). A goal-bag is a sorted tuple of goal ids.
+
+A pair is `(macro, directions, upper, lowers)`: the upper goal is computed by `macro` from the lowers
+(in operand order). The child goal-bag is `(F minus upper) plus lowers`, a lower equal to a goal already
+in the bag merging with it.
+"""
+
+from __future__ import annotations
+
+import itertools
+import random
+from dataclasses import dataclass
+
+from cain.isa import DIRECTIONS, Macro, instruction_set, offset_of
+from cain.search import goals as G
+from cain.search.goals import SGoal
+
+Pair = tuple[str, tuple[str, ...], int, tuple[int, ...]]
+"""(macro name, directions, upper goal id, lower goal ids in operand order)."""
+
+
+@dataclass(frozen=True)
+class Form:
+    """One way a macro computes its result from terms: used to turn a split of a goal into lowers."""
+
+    macro: str
+    signs: tuple[int, ...]
+    shifted: tuple[bool, ...]
+    offsets: tuple[tuple[tuple[str, ...], tuple[int, int]], ...]
+    """(directions, atom offset) per distinct non-zero offset the macro can apply; `((), (0, 0))` if none."""
+    symmetric: bool
+    """Swapping the operands gives the same lowers (same sign and shift on every term)."""
+    need: int
+    """Registers beyond the child goal-bag: scratch registers plus one if the result cannot take the
+    register of a dying operand."""
+    share: tuple[int, ...]
+    """Operand indices whose register the result may take."""
+
+
+def _offsets(macro: Macro) -> tuple[tuple[tuple[str, ...], tuple[int, int]], ...]:
+    if macro.directions == 0:
+        return (((), (0, 0)),)
+    seen: dict[tuple[int, int], tuple[str, ...]] = {}
+    for dirs in itertools.product(sorted(DIRECTIONS), repeat=macro.directions):
+        off = offset_of(dirs)
+        if off != (0, 0) and off not in seen:
+            seen[off] = dirs
+    return tuple((d, o) for o, d in sorted(seen.items()))
+
+
+def _form(macro: Macro) -> Form:
+    distinct = set(macro.distinct_roles)
+    y = macro.results[0] if macro.results else None
+    share = tuple(
+        i for i, role in enumerate(macro.operands) if y is not None and (min(y, role), max(y, role)) not in distinct
+    )
+    signs = tuple(t.sign for t in macro.terms)
+    shifted = tuple(t.shifted for t in macro.terms)
+    return Form(
+        macro=macro.name,
+        signs=signs,
+        shifted=shifted,
+        offsets=_offsets(macro),
+        symmetric=len(set(zip(signs, shifted, strict=True))) <= 1,
+        need=len(macro.scratch) + len(macro.results) - 1,
+        share=share,
+    )
+
+
+def division_macro(macros: dict[str, Macro]) -> Macro | None:
+    """The division the search emits: halving, keeps its operand, fewest scratch registers."""
+    divs = [m for m in macros.values() if m.scale == 0.5 and not m.tied and not m.clobbers_operands]
+    return min(divs, key=lambda m: (len(m.scratch), m.name)) if divs else None
+
+
+class Space:
+    """Goal ids, per-goal statistics, memoised splits, and the heuristic, for one search."""
+
+    def __init__(
+        self,
+        instruction_set_name: str,
+        depth: int,
+        registers: int,
+        inputs: list[SGoal],
+        exhaustive_atoms: int = 6,
+        keep_splits: int = 48,
+        heuristic: str = "scamp5",
+        seed: int = 0,
+        jitter: float = 0.0,
+    ):
+        self.macros = instruction_set(instruction_set_name)
+        self.depth = depth
+        self.registers = registers
+        self.exhaustive_atoms = exhaustive_atoms
+        self.keep_splits = keep_splits
+        self.random_order = heuristic == "random"
+        self.rng = random.Random(seed)
+        self.jitter = jitter
+        self.goal_of: list[SGoal] = []
+        self.id_of: dict[SGoal, int] = {}
+        # per goal id: total atoms, distance sum, pattern id (-1 if one position), 2-adic valuation of the gcd
+        self.tot: list[int] = []
+        self.dist: list[int] = []
+        self.pat: list[int] = []
+        self.val: list[int] = []
+        self.minabs: list[int] = []
+        self._pattern_ids: dict[SGoal, int] = {}
+        self._splits: dict[int, list[tuple[int, int]]] = {}
+        self._triples: dict[int, list[tuple[int, int, int]]] = {}
+        self._relations: dict[tuple[int, int], list[tuple[int, int]]] = {}
+        self._contains: dict[tuple[int, int], bool] = {}
+        self.inputs = [self.intern(g) for g in inputs]
+        self.input_set = frozenset(self.inputs)
+        self.zero = self.intern(G.ZERO)
+        unary, binary, ternary, zeros = [], [], [], []
+        div = division_macro(self.macros)
+        self.division = _form(div) if div else None
+        for m in self.macros.values():
+            if m.scale == 0:
+                zeros.append(m)
+            elif m.scale == 1 and len(m.terms) == 1:
+                unary.append(_form(m))
+            elif m.scale == 1 and len(m.terms) == 2:
+                binary.append(_form(m))
+            elif m.scale == 1 and len(m.terms) == 3:
+                ternary.append(_form(m))
+        self.unary, self.binary, self.ternary = unary, binary, ternary
+        self.res = next((m.name for m in zeros if len(m.results) == 1), None)
+        self.copy = next((f for f in unary if f.signs == (1,) and not f.shifted[0]), None)
+        self.negate = next((f for f in unary if f.signs == (-1,) and not f.shifted[0]), None)
+        self.moves = [f for f in unary if f.signs == (1,) and f.shifted[0]]
+        self.shift_offsets = {o: (f, d) for f in self.moves for d, o in f.offsets}
+        """Every offset one move can apply, with the first macro (fewest directions) that does it."""
+        for f in sorted(self.moves, key=lambda f: len(f.offsets[0][0]), reverse=True):
+            for d, o in f.offsets:
+                self.shift_offsets[o] = (f, d)
+
+    # -- goals ----------------------------------------------------------------------------------
+    def intern(self, goal: SGoal) -> int:
+        i = self.id_of.get(goal)
+        if i is not None:
+            return i
+        i = len(self.goal_of)
+        self.id_of[goal] = i
+        self.goal_of.append(goal)
+        tot = 0
+        dist = 0
+        minabs = 1 << 60
+        g = 0
+        for x, y, z, c in goal:
+            a = c if c > 0 else -c
+            tot += a
+            dist += a * ((x if x > 0 else -x) + (y if y > 0 else -y) + z + (1 if c < 0 else 0))
+            minabs = min(minabs, a)
+            g |= a
+        self.tot.append(tot)
+        self.dist.append(dist)
+        if len(goal) >= 2:
+            p = G.pattern(goal)
+            self.pat.append(self._pattern_ids.setdefault(p, len(self._pattern_ids)))
+        else:
+            self.pat.append(-1)
+        self.val.append((g & -g).bit_length() - 1 if g else 1 << 20)
+        self.minabs.append(minabs if goal else 0)
+        return i
+
+    def bag(self, goals) -> tuple[int, ...]:
+        return tuple(sorted(self.intern(g) for g in goals))
+
+    def contains(self, big: int, small: int) -> bool:
+        """Whether goal `small` is a proper sub-multiset of goal `big`."""
+        key = (big, small)
+        r = self._contains.get(key)
+        if r is None:
+            if len(self._contains) > 2_000_000:
+                self._contains.clear()
+            r = self.tot[small] < self.tot[big] and G.contains(self.goal_of[big], self.goal_of[small])
+            self._contains[key] = r
+        return r
+
+    # -- heuristic ------------------------------------------------------------------------------
+    def cost(self, bag: tuple[int, ...]) -> float:
+        """The SCAMP-5 local heuristic of a goal-bag (lower is better), after the paper's equation 10:
+        atoms plus their distance from the origin (halved for a goal inside another goal of the bag), plus
+        the squared size of each distinct pattern (goals equal up to translation count once), plus
+        `2^d / smallest count`, which grows with the divisions still needed."""
+        tot, dist, pat = self.tot, self.dist, self.pat
+        h = 0.0
+        seen = set()
+        minabs = 1 << 60
+        for g in bag:
+            t = tot[g]
+            d = dist[g]
+            if d:
+                for other in bag:
+                    if other != g and self.contains(other, g):
+                        d *= 0.5
+                        break
+            h += t + d
+            p = pat[g]
+            if p >= 0 and p not in seen:
+                seen.add(p)
+                h += t * t
+            m = self.minabs[g]
+            if 0 < m < minabs:
+                minabs = m
+        if minabs < (1 << 60):
+            h += (1 << self.depth) / minabs
+        return h
+
+    def lower_bound(self, bag: tuple[int, ...]) -> int:
+        """Instructions still needed, at least: one per goal that is not an input, and one per halving
+        between the input's 2^d atoms and the smallest power of two dividing a goal's counts."""
+        n = 0
+        kmin = self.depth
+        for g in bag:
+            if g not in self.input_set:
+                n += 1
+                v = self.val[g]
+                kmin = min(kmin, v)
+        return max(n, self.depth - kmin)
+
+    # -- pair generation ------------------------------------------------------------------------
+    def _parts(self, u: int) -> list[SGoal]:
+        """Candidate sub-multisets of goal `u` (one side of a two-way split), without regard to the bag."""
+        goal = self.goal_of[u]
+        tot = self.tot[u]
+        parts: set[SGoal] = set()
+        if tot <= self.exhaustive_atoms:
+            ranges = [range(abs(c) + 1) for *_, c in goal]
+            for ks in itertools.product(*ranges):
+                part = tuple((x, y, z, k if c > 0 else -k) for (x, y, z, c), k in zip(goal, ks, strict=True) if k)
+                if part and len(part) <= len(goal) and sum(ks) < tot:
+                    parts.add(part)
+            return sorted(parts)
+        # repeated sub-patterns: u = q + shift(q, t) + r
+        for q, t, _ in self._self_overlaps(u):
+            qt = G.shift(q, *t)
+            parts.add(q)
+            parts.add(qt)
+        # cuts along a line, and single positions peeled off
+        xs = sorted({a[0] for a in goal})
+        ys = sorted({a[1] for a in goal})
+        for k in xs[1:]:
+            parts.add(tuple(a for a in goal if a[0] < k))
+        for k in ys[1:]:
+            parts.add(tuple(a for a in goal if a[1] < k))
+        if len(goal) > 1:
+            for a in goal:
+                parts.add((a,))
+        # halves of every count (what is left is the other half)
+        half = tuple((x, y, z, c // 2 if c > 0 else -((-c) // 2)) for x, y, z, c in goal)
+        half = tuple(a for a in half if a[3])
+        if half:
+            parts.add(half)
+        parts.discard(goal)
+        parts.discard(())
+        return sorted(parts)
+
+    def _self_overlaps(self, u: int) -> list[tuple[SGoal, tuple[int, int], SGoal]]:
+        """For each translation t between two same-sign atoms of `u`: the largest q (greedily) with
+        q + shift(q, t) inside u, and the rest r = u - q - shift(q, t)."""
+        goal = self.goal_of[u]
+        cnt = G.counts(goal)
+        ts = set()
+        for a in goal:
+            for b in goal:
+                if a is not b and a[2] == b[2] and (a[3] > 0) == (b[3] > 0):
+                    ts.add((b[0] - a[0], b[1] - a[1]))
+        out = []
+        for t in sorted(ts):
+            if t < (0, 0):
+                continue  # q + shift(q, -t) is the same split seen from the other side
+            rem = dict(cnt)
+            q = {}
+            for x, y, z, _ in sorted(goal, key=lambda a: a[0] * t[0] + a[1] * t[1]):
+                c = rem[(x, y, z)]
+                d = rem.get((x + t[0], y + t[1], z), 0)
+                if c and d and (c > 0) == (d > 0):
+                    m = min(c, d) if c > 0 else max(c, d)
+                    q[(x, y, z)] = m
+                    rem[(x, y, z)] -= m
+                    rem[(x + t[0], y + t[1], z)] -= m
+            if q:
+                out.append((G.from_counts(q), t, G.from_counts(rem)))
+        return out
+
+    def splits(self, u: int) -> list[tuple[int, int]]:
+        """Two-way splits `{a, u - a}` of goal `u`, best first by the heuristic of the two parts alone,
+        at most `keep_splits` of them (memoised)."""
+        s = self._splits.get(u)
+        if s is not None:
+            return s
+        if len(self._splits) > 100_000:
+            self._splits.clear()
+            self._triples.clear()
+        goal = self.goal_of[u]
+        seen = set()
+        scored = []
+        for part in self._parts(u):
+            a = self.intern(part)
+            b = self.intern(G.sub(goal, part))
+            key = (min(a, b), max(a, b))
+            if key in seen or a == b:
+                continue
+            seen.add(key)
+            scored.append((self.cost(key), key))
+        scored.sort()
+        s = [k for _, k in scored[: self.keep_splits]]
+        self._splits[u] = s
+        return s
+
+    def triples(self, u: int) -> list[tuple[int, int, int]]:
+        """Three-way splits for a three-operand add: q + shift(q, t) + r, and splits of a split's part."""
+        s = self._triples.get(u)
+        if s is not None:
+            return s
+        goal = self.goal_of[u]
+        out = set()
+        if self.tot[u] >= 3:
+            for q, t, r in self._self_overlaps(u):
+                if r:
+                    out.add(tuple(sorted((self.intern(q), self.intern(G.shift(q, *t)), self.intern(r)))))
+            for a, b in self.splits(u)[:8]:
+                for big, small in ((a, b), (b, a)):
+                    for c, e in self.splits(big)[:4] if self.tot[big] >= 2 else ():
+                        t3 = tuple(sorted((c, e, small)))
+                        if len(set(t3)) == 3:
+                            out.add(t3)
+        scored = sorted((self.cost(t), t) for t in out if len(set(t)) == 3 and self.zero not in t)
+        s = [t for _, t in scored[: self.keep_splits // 4]]
+        del goal
+        self._triples[u] = s
+        return s
+
+    def relations(self, u: int, g: int) -> list[tuple[int, int]]:
+        """Splits of `u` that share a part with goal `g` of the same bag: for each sign and each offset
+        one move can apply (and none), the common part of u and the moved g, and the rest."""
+        key = (u, g)
+        r = self._relations.get(key)
+        if r is not None:
+            return r
+        if len(self._relations) > 400_000:
+            self._relations.clear()
+        ug, gg = self.goal_of[u], self.goal_of[g]
+        out = []
+        seen = set()
+        for sgn in (1, -1):
+            base = gg if sgn > 0 else G.neg(gg)
+            for off in ((0, 0), *self.shift_offsets):
+                p = G.overlap(ug, G.shift(base, *off))
+                if not p or p == ug:
+                    continue
+                a = self.intern(p)
+                b = self.intern(G.sub(ug, p))
+                k = (min(a, b), max(a, b))
+                if k not in seen and a != b:
+                    seen.add(k)
+                    out.append(k)
+        self._relations[key] = out
+        return out
+
+    def pairs(self, bag: tuple[int, ...]) -> list[tuple[float, Pair, tuple[int, ...]]]:
+        """Every pair this generator offers for `bag`, with its child goal-bag and heuristic cost,
+        cheapest first; pairs whose child needs more registers than exist are dropped."""
+        out: list[tuple[float, Pair, tuple[int, ...]]] = []
+        R = self.registers
+        goal_of = self.goal_of
+        bag_set = set(bag)
+        done: set[tuple[int, tuple[int, ...], str, tuple[str, ...]]] = set()
+
+        def emit(form: Form, dirs: tuple[str, ...], u: int, lowers: tuple[int, ...], rest: list[int]) -> None:
+            sig = (u, lowers, form.macro, dirs)
+            if sig in done:
+                return
+            done.add(sig)
+            child = list(rest)
+            for lo in lowers:
+                if lo not in child:
+                    child.append(lo)
+            dying = [i for i, lo in enumerate(lowers) if lo not in rest]
+            extra = 0 if any(i in form.share for i in dying) else 1
+            if len(child) + form.need + extra > R:
+                return
+            cb = tuple(sorted(child))
+            h = self.cost(cb)
+            if form.macro == (self.copy.macro if self.copy else None):
+                h *= 2
+            out.append((h, (form.macro, dirs, u, lowers), cb))
+
+        for idx, u in enumerate(bag):
+            if idx and bag[idx - 1] == u and u != self.zero:
+                # a duplicated goal: copy it
+                rest = list(bag)
+                rest.remove(u)
+                if self.copy:
+                    emit(self.copy, (), u, (u,), rest)
+                continue
+            if u in self.input_set:
+                continue
+            rest = list(bag)
+            rest.remove(u)
+            ug = goal_of[u]
+            if u == self.zero:
+                if self.res:
+                    out.append((self.cost(tuple(sorted(rest))), (self.res, (), u, ()), tuple(sorted(rest))))
+                continue
+            # unary: negation, moves, division
+            if self.negate:
+                emit(self.negate, (), u, (self.intern(G.neg(ug)),), rest)
+            for f in self.moves:
+                for dirs, (dx, dy) in f.offsets:
+                    emit(f, dirs, u, (self.intern(G.shift(ug, -dx, -dy)),), rest)
+            if self.division:
+                emit(self.division, (), u, (self.intern(G.scale(ug, 2)),), rest)
+            # binary and ternary splits
+            splits = list(self.splits(u))
+            for g in bag:
+                if g != u:
+                    splits.extend(self.relations(u, g))
+            for a, b in splits:
+                self._emit_split(emit, u, (a, b), rest, bag_set)
+            for f in self.ternary:
+                for t in self.triples(u):
+                    if all(f.signs[i] == 1 and not f.shifted[i] for i in range(3)):
+                        emit(f, (), u, t, rest)
+        if self.random_order:
+            self.rng.shuffle(out)
+            return out
+        if self.jitter:
+            j = self.jitter
+            out = [(h * (1.0 + j * self.rng.random()), p, c) for h, p, c in out]
+        out.sort(key=lambda e: e[0])
+        return out
+
+    def _emit_split(self, emit, u: int, split: tuple[int, int], rest: list[int], bag_set: set[int]) -> None:
+        """Turn the split `u = a + b` into lowers for every binary form: each part takes a term's sign,
+        and is moved back by the form's offset when the term is shifted. Offsets are limited to those
+        that make a lower equal a goal of the bag and the one that brings the parts nearest the origin."""
+        goal_of = self.goal_of
+        a, b = split
+        for f in self.binary:
+            orders = ((a, b),) if f.symmetric else ((a, b), (b, a))
+            for p0, p1 in orders:
+                parts = (goal_of[p0], goal_of[p1])
+                signed = [p if s > 0 else G.neg(p) for p, s in zip(parts, f.signs, strict=True)]
+                if not any(f.shifted):
+                    l0, l1 = self.intern(signed[0]), self.intern(signed[1])
+                    if l0 != l1:
+                        emit(f, (), u, (l0, l1), rest)
+                    continue
+                best = None
+                for dirs, (dx, dy) in f.offsets:
+                    lowers = []
+                    dist = 0
+                    for part, sh in zip(signed, f.shifted, strict=True):
+                        lo = self.intern(G.shift(part, -dx, -dy)) if sh else self.intern(part)
+                        lowers.append(lo)
+                        if sh:
+                            dist += self.dist[lo]
+                    lt = tuple(lowers)
+                    if lt[0] == lt[1]:
+                        continue
+                    if any(lo in bag_set for lo in lt):
+                        emit(f, dirs, u, lt, rest)
+                    elif best is None or dist < best[0]:
+                        best = (dist, dirs, lt)
+                if best is not None:
+                    emit(f, best[1], u, best[2], rest)
