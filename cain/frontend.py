@@ -334,7 +334,7 @@ def parse_filter(text: str, filename: str, overrides: Mapping[str, object] | Non
             if key == "instructions":
                 raw = str(token)
             elif key == "max_depth":
-                if token.type != "SIGNED_NUMBER" or denominator is not None:
+                if not re.fullmatch(r"[+-]?\d+", str(token)) or denominator is not None:
                     raise source.error(f"max_depth must be an integer >= 0, not '{token}'", token)
                 raw = _number(token, source)
             else:
