@@ -236,20 +236,20 @@ def test_run_search_gives_a_verified_plan():
 
 def test_heuristic_experiment(tmp_path):
     _search_available()
-    assert heuristic.main(["--samples", "2", "--budget", "300", "--out", str(tmp_path), "--quiet"]) == 0
+    assert heuristic.main(["--samples", "2", "--budget", "80", "--out", str(tmp_path), "--quiet"]) == 0
     record = json.loads((tmp_path / "results.json").read_text())
     assert set(record["runs"]) == {"scamp5", "random"}
     assert len(record["filters"]) == 2 and all(len(rs) == 2 for rs in record["runs"].values())
     for runs in record["runs"].values():
         for run in runs:
             assert run["status"] in ("verified", "no plan"), run["error"]
-            assert run["nodes"] <= 300
+            assert run["nodes"] <= 80
     assert "median best" in (tmp_path / "summary.md").read_text()
 
 
 def test_scaling_experiment(tmp_path):
     _search_available()
-    assert scaling.main(["--samples", "1", "--max-kernels", "2", "--budget", "300", "--out", str(tmp_path),
+    assert scaling.main(["--samples", "1", "--max-kernels", "2", "--budget", "60", "--out", str(tmp_path),
                          "--quiet", "--no-plot"]) == 0
     record = json.loads((tmp_path / "results.json").read_text())
     assert sorted(record["runs"]) == ["1", "2"]
@@ -260,7 +260,7 @@ def test_scaling_experiment(tmp_path):
 
 def test_simultaneous_experiment(tmp_path):
     _search_available()
-    assert simultaneous.main(["--samples", "1", "--max-kernels", "2", "--budget", "300", "--out", str(tmp_path),
+    assert simultaneous.main(["--samples", "1", "--max-kernels", "2", "--budget", "40", "--out", str(tmp_path),
                               "--quiet", "--no-plot"]) == 0
     points = json.loads((tmp_path / "results.json").read_text())["points"]
     assert [p["kernels"] for p in points] == [1, 2]
