@@ -6,12 +6,6 @@ from io import StringIO
 from pathlib import Path
 
 import pytest
-from xdsl.context import Context
-from xdsl.dialects.builtin import Builtin, ModuleOp
-from xdsl.parser import Parser
-from xdsl.printer import Printer
-from xdsl.utils.exceptions import VerifyException
-
 from cain.dialects.goal import (
     FilterOp,
     GoalAttr,
@@ -23,6 +17,12 @@ from cain.dialects.goal import (
     filter_from_op,
     filter_to_op,
 )
+from xdsl.context import Context
+from xdsl.dialects.builtin import Builtin, ModuleOp
+from xdsl.parser import Parser
+from xdsl.printer import Printer
+from xdsl.utils.exceptions import VerifyException
+
 from cain.filter import Filter, Kernel
 from cain.frontend import parse_filter
 from cain.goal import Goal
@@ -93,7 +93,7 @@ def test_attributes_print_and_parse():
         ),
         (RationalAttr(F(-3, 32)), "#goal.rational<-3/32>"),
         (RationalAttr(F(7)), "#goal.rational<7>"),
-        (WeightsAttr(((((F(1, 2), F(-1, 4)),), ((F(3),),)))), "#goal.weights<1/4 [[2, -1]], [[12]]>"),
+        (WeightsAttr((((F(1, 2), F(-1, 4)),), ((F(3),),))), "#goal.weights<1/4 [[2, -1]], [[12]]>"),
         (WeightsAttr((((F(2), F(0)), (F(1), F(1))),)), "#goal.weights<[[2, 0], [1, 1]]>"),
     ]:
         out = StringIO()
