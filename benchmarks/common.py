@@ -271,6 +271,15 @@ class Run:
     def as_json(self) -> dict[str, Any]:
         return dataclasses.asdict(self)
 
+    def describe(self) -> str:
+        """One progress line: the outcome, the search's effort, and any failure."""
+        effort = f"{fmt(self.nodes)} nodes, {fmt(self.seconds)} s"
+        if self.ok:
+            return f"{self.label}: {self.macros} macros, {self.icws} ICWs ({effort})"
+        if self.status == "no plan":
+            return f"{self.label}: no plan ({effort})"
+        return f"{self.label}: FAILED: {self.error}"
+
 
 def program_lines(program) -> list[str]:
     """The program as SDK-like lines (registers once allocated, `v<n>` values before)."""

@@ -16,7 +16,6 @@ from collections.abc import Sequence
 from benchmarks.common import (
     Run,
     failures_markdown,
-    fmt,
     log,
     machine_info,
     make_parser,
@@ -92,8 +91,7 @@ def main(argv: Sequence[str] | None = None) -> int:
             label = f"{heuristic} sample {i}"
             run = run_search(filter, budget=args.budget, seed=args.seed + i, workers=args.workers,
                              heuristic=heuristic, label=label)
-            log(args, f"{label}: {run.status} {fmt(run.macros)} macros after {fmt(run.nodes)} nodes"
-                      + (f" ({run.error})" if run.error else ""))
+            log(args, run.describe())
             runs[heuristic].append(run)
 
     limit = args.budget.nodes or max((r.nodes or 0 for rs in runs.values() for r in rs), default=0)

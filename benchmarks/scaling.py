@@ -13,7 +13,6 @@ from collections.abc import Sequence
 from benchmarks.common import (
     Run,
     failures_markdown,
-    fmt,
     log,
     machine_info,
     make_parser,
@@ -70,7 +69,7 @@ def main(argv: Sequence[str] | None = None) -> int:
         runs[k] = []
         for i, filter in enumerate(filters[k]):
             run = run_search(filter, budget=args.budget, seed=args.seed + i, workers=args.workers, label=filter.name)
-            log(args, f"{filter.name}: {run.status} {fmt(run.macros)} macros" + (f" ({run.error})" if run.error else ""))
+            log(args, run.describe())
             runs[k].append(run)
 
     lengths = {k: [r.macros for r in rs if r.ok] for k, rs in runs.items()}

@@ -15,7 +15,6 @@ from pathlib import Path
 from benchmarks.common import (
     Run,
     failures_markdown,
-    fmt,
     log,
     machine_info,
     make_parser,
@@ -130,8 +129,7 @@ def main(argv: Sequence[str] | None = None) -> int:
                 label = f"{row.name} {iset} seed {args.seed + i}"
                 run = run_search(filter, budget=args.budget, seed=args.seed + i, workers=args.workers,
                                  instruction_set=iset, label=label)
-                log(args, f"{label}: {run.status} {fmt(run.macros)} macros, {fmt(run.icws)} ICWs, "
-                          f"{fmt(run.seconds)} s" + (f" ({run.error})" if run.error else ""))
+                log(args, run.describe())
                 runs.append(run)
             all_runs += runs
             best = best_run(runs)
