@@ -131,8 +131,10 @@ def test_kernel_errors_show_line_and_caret(capsys, tmp_path):
     status, out, err = run(capsys, str(path))
     assert status == 1 and out == ""
     assert err.splitlines() == [
-        f"{path}:2:18: error: ragged matrix: row 2 has 2 entries but row 1 has 3 entries; "
-        "every row needs the same number of entries",
+        (
+            f"{path}:2:18: error: ragged matrix: row 2 has 2 entries but row 1 has 3 entries; "
+            "every row needs the same number of entries"
+        ),
         "                 2 4]",
         "                 ^",
     ]
