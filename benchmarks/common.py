@@ -163,6 +163,7 @@ def machine_info() -> dict[str, Any]:
         "xdsl": _version("xdsl"),
         "numpy": _version("numpy"),
         "cain": {"version": _version("cain"), **git_commit()},
+        "load_average": list(os.getloadavg()) if hasattr(os, "getloadavg") else None,
         "date": datetime.datetime.now(datetime.UTC).isoformat(timespec="seconds"),
     }
 
@@ -172,7 +173,9 @@ def machine_line(machine: dict[str, Any]) -> str:
     mem = f"{memory / 2**30:.1f} GiB" if memory else "unknown memory"
     commit = machine["cain"].get("commit") or "unknown commit"
     dirty = " (modified)" if machine["cain"].get("dirty") else ""
-    return (f"{machine['cpu']}, {machine['cores']} cores, {mem}; Python {machine['python']}, "
+    load = machine.get("load_average")
+    busy = f", load {load[0]:.1f} at start" if load else ""
+    return (f"{machine['cpu']}, {machine['cores']} cores, {mem}{busy}; Python {machine['python']}, "
             f"xDSL {machine['xdsl']}; cain {commit[:10]}{dirty}; {machine['date']}")
 
 
