@@ -128,6 +128,15 @@ class CainOptMain(xDSLOptMain):
                 )
         return super().prepare_input()
 
+    def output_resulting_program(self, prog: ModuleOp) -> str:
+        """The C text when the pipeline ended with `emit` (and no other target was asked for), else IR."""
+        from cain.passes.emit import emitted_text
+
+        text = emitted_text(prog)
+        if text is not None and self.args.target == "mlir":
+            return text
+        return super().output_resulting_program(prog)
+
     def frontend_overrides(self) -> dict[str, object]:
         from cain.frontend import overrides_from_args
 

@@ -1,0 +1,50 @@
+"""`emit`: print the kernels as C/C++ for the SCAMP-5d SDK instead of IR.
+
+The pass verifies each kernel, renders it (cain.emit_c) and stores the text on the module; cain-opt
+then writes that text, not the IR, to stdout or `-o FILE` (`emitted_text`).
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+from cain.dialects.scamp5 import KernelOp
+from cain.passes.verify import VerifyPass
+from xdsl.context import Context
+from xdsl.dialects.builtin import ModuleOp, StringAttr
+from xdsl.passes import ModulePass
+
+from cain.diagnostics import CainError
+from cain.emit_c import emit_module
+
+C_TEXT = "scamp5.c_text"
+"""The module attribute holding the emitted C."""
+
+
+@dataclass(frozen=True)
+class EmitPass(ModulePass):
+    """Print C/C++ for the SCAMP-5d SDK (macro level, or bus level after expand-bus)."""
+
+    name = "emit"
+
+    verify: bool = True
+    """Verify each kernel before printing it."""
+
+    def apply(self, ctx: Context, op: ModuleOp) -> None:
+        kernels = [k for k in op.walk() if isinstance(k, KernelOp)]
+        if not kernels:
+            raise CainError("emit: the input holds no scamp5.kernel (run search and regalloc first)")
+        for kernel in kernels:
+            if not kernel.is_allocated:
+                raise CainError(
+                    f"emit: kernel @{kernel.sym_name.data} has no registers yet: run regalloc first"
+                )
+        if self.verify:
+            VerifyPass(images=1, size=32).apply(ctx, op)
+        op.attributes[C_TEXT] = StringAttr(emit_module(kernels))
+
+
+def emitted_text(module: ModuleOp) -> str | None:
+    """The C text the emit pass stored on `module`, if it ran."""
+    text = module.attributes.get(C_TEXT)
+    return text.data if isinstance(text, StringAttr) else None

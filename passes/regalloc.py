@@ -1,0 +1,41 @@
+"""`regalloc`: assign registers to every scamp5 kernel (cain.regalloc), then check the result."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+from cain.dialects.scamp5 import KernelInfo, KernelOp, build_kernel, program_from_kernel
+from xdsl.context import Context
+from xdsl.dialects.builtin import ModuleOp
+from xdsl.passes import ModulePass
+from xdsl.rewriter import Rewriter
+
+from cain.diagnostics import CainError
+from cain.regalloc import allocate
+from cain.verify import verify_program
+
+
+@dataclass(frozen=True)
+class RegallocPass(ModulePass):
+    """Assign registers (default: the kernel's register file), reusing them in place where legal."""
+
+    name = "regalloc"
+
+    registers: tuple[str, ...] | None = None
+    """The register file to use, e.g. `regalloc{registers=A,B,C,D,E,F,G,H}`."""
+
+    def apply(self, ctx: Context, op: ModuleOp) -> None:
+        kernels = [k for k in op.walk() if isinstance(k, KernelOp)]
+        if not kernels:
+            raise CainError("regalloc: the input holds no scamp5.kernel (run search first)")
+        for kernel in kernels:
+            if kernel.is_bus_level:
+                raise CainError(
+                    f"regalloc: kernel @{kernel.sym_name.data} is already expanded to bus micro-ops"
+                )
+            program, info = program_from_kernel(kernel)
+            registers = list(self.registers) if self.registers else info.registers
+            allocated = allocate(program, registers)
+            verify_program(allocated, info.input_goals(), info.goals, info.depth, images=1, size=32)
+            info = KernelInfo(**{**info.__dict__, "registers": registers})
+            Rewriter.replace_op(kernel, build_kernel(allocated, info))
