@@ -126,7 +126,16 @@ class CainOptMain(xDSLOptMain):
                     f"cannot read '{path}': unknown file type '.{extension}' (expected one of {kinds}, "
                     "or choose a reader with --frontend)"
                 )
-        return super().prepare_input()
+        chunks, file_extension = super().prepare_input()
+        if file_extension != "cain" and self.frontend_overrides():
+            for chunk, _ in chunks:
+                chunk.close()
+            given = ", ".join(f"--{k.replace('_', '-')}" for k in self.frontend_overrides())
+            raise CainError(
+                f"{given}: only for .cain kernel files; IR input already holds its approximated goals "
+                "(recompile the .cain file with the option instead)"
+            )
+        return chunks, file_extension
 
     def output_resulting_program(self, prog: ModuleOp) -> str:
         """The C text when the pipeline ended with `emit` (and no other target was asked for), else IR."""
