@@ -286,8 +286,7 @@ class Worker:
                             self._plan(node, tail)
                             bound = min(bound, self.best_cost)
                             continue
-                cands = space.pairs(bag)
-                node.cands = cands[:branch]
+                node.cands = space.pairs(bag, branch)
                 node.idx = 0
             # yield the node's next child that is not culled
             cands = node.cands

@@ -114,6 +114,7 @@ class Space:
         self._triples: dict[int, list[tuple[int, int, int]]] = {}
         self._relations: dict[tuple[int, int], list[tuple[int, int]]] = {}
         self._contains: dict[tuple[int, int], bool] = {}
+        self._split_forms: dict[tuple[int, int], list] = {}
         self.inputs = [self.intern(g) for g in inputs]
         self.input_set = frozenset(self.inputs)
         self.zero = self.intern(G.ZERO)
@@ -365,85 +366,136 @@ class Space:
         self._relations[key] = out
         return out
 
-    def pairs(self, bag: tuple[int, ...]) -> list[tuple[float, Pair, tuple[int, ...]]]:
-        """Every pair this generator offers for `bag`, with its child goal-bag and heuristic cost,
-        cheapest first; pairs whose child needs more registers than exist are dropped."""
-        out: list[tuple[float, Pair, tuple[int, ...]]] = []
+    def pairs(self, bag: tuple[int, ...], keep: int = 0) -> list[tuple[float, Pair, tuple[int, ...]]]:
+        """The pairs this generator offers for `bag`, with their child goal-bags and heuristic costs,
+        cheapest first; pairs whose child needs more registers than exist are dropped. With `keep`,
+        candidates are first ranked by a cheap estimate (the heuristic's per-goal terms of the goals
+        that change) and only the best `4 * keep` are scored exactly, of which `keep` are returned."""
         R = self.registers
         goal_of = self.goal_of
+        tot, dist, pat = self.tot, self.dist, self.pat
         bag_set = set(bag)
-        done: set[tuple[int, tuple[int, ...], str, tuple[str, ...]]] = set()
+        raw: list = []
+        copy_macro = self.copy.macro if self.copy else None
 
-        def emit(form: Form, dirs: tuple[str, ...], u: int, lowers: tuple[int, ...], rest: list[int]) -> None:
-            sig = (u, lowers, form.macro, dirs)
-            if sig in done:
-                return
-            done.add(sig)
-            child = list(rest)
-            for lo in lowers:
-                if lo not in child:
-                    child.append(lo)
-            dying = [i for i, lo in enumerate(lowers) if lo not in rest]
-            extra = 0 if any(i in form.share for i in dying) else 1
-            if len(child) + form.need + extra > R:
-                return
-            cb = tuple(sorted(child))
-            h = self.cost(cb)
-            if form.macro == (self.copy.macro if self.copy else None):
-                h *= 2
-            out.append((h, (form.macro, dirs, u, lowers), cb))
+        def contrib(g: int, pats: set[int]) -> int:
+            t = tot[g]
+            p = pat[g]
+            if p >= 0 and p not in pats:
+                pats.add(p)
+                return t + dist[g] + t * t
+            return t + dist[g]
 
         for idx, u in enumerate(bag):
-            if idx and bag[idx - 1] == u and u != self.zero:
-                # a duplicated goal: copy it
-                rest = list(bag)
-                rest.remove(u)
-                if self.copy:
-                    emit(self.copy, (), u, (u,), rest)
+            if idx and bag[idx - 1] == u:
+                if self.copy and u != self.zero:
+                    rest = list(bag)
+                    rest.remove(u)
+                    raw.append((0, len(raw), self.copy, (), u, (u,), rest))
                 continue
             if u in self.input_set:
                 continue
             rest = list(bag)
             rest.remove(u)
+            rest_set = set(rest)
+            rest_pats = {pat[g] for g in rest}
+            base = -contrib(u, set())
+            n_rest = len(rest)
+
+            def emit(
+                form: Form,
+                dirs: tuple[str, ...],
+                lowers: tuple[int, ...],
+                u=u,
+                rest=rest,
+                rest_set=rest_set,
+                rest_pats=rest_pats,
+                base=base,
+                n_rest=n_rest,
+            ) -> None:
+                q = base
+                pats = set(rest_pats)
+                size = n_rest
+                extra = 1
+                for i, lo in enumerate(lowers):
+                    if lo not in rest_set:
+                        if i in form.share:
+                            extra = 0
+                        if lo not in lowers[:i]:
+                            size += 1
+                            q += contrib(lo, pats)
+                if size + form.need + extra > R:
+                    return
+                raw.append((q, len(raw), form, dirs, u, lowers, rest))
+
             ug = goal_of[u]
             if u == self.zero:
                 if self.res:
-                    out.append((self.cost(tuple(sorted(rest))), (self.res, (), u, ()), tuple(sorted(rest))))
+                    raw.append((base, len(raw), None, (), u, (), rest))
                 continue
-            # unary: negation, moves, division
             if self.negate:
-                emit(self.negate, (), u, (self.intern(G.neg(ug)),), rest)
+                emit(self.negate, (), (self.intern(G.neg(ug)),))
             for f in self.moves:
                 for dirs, (dx, dy) in f.offsets:
-                    emit(f, dirs, u, (self.intern(G.shift(ug, -dx, -dy)),), rest)
+                    emit(f, dirs, (self.intern(G.shift(ug, -dx, -dy)),))
             if self.division:
-                emit(self.division, (), u, (self.intern(G.scale(ug, 2)),), rest)
-            # binary and ternary splits
+                emit(self.division, (), (self.intern(G.scale(ug, 2)),))
+            seen = set()
             splits = list(self.splits(u))
             for g in bag:
                 if g != u:
                     splits.extend(self.relations(u, g))
-            for a, b in splits:
-                self._emit_split(emit, u, (a, b), rest, bag_set)
+            for split in splits:
+                if split in seen:
+                    continue
+                seen.add(split)
+                for f, (dirs, lowers), others in self.split_forms(split):
+                    emit(f, dirs, lowers)
+                    for d, lt in others:
+                        if lt[0] in bag_set or lt[1] in bag_set:
+                            emit(f, d, lt)
             for f in self.ternary:
-                for t in self.triples(u):
-                    if all(f.signs[i] == 1 and not f.shifted[i] for i in range(3)):
-                        emit(f, (), u, t, rest)
+                if all(f.signs[i] == 1 and not f.shifted[i] for i in range(3)):
+                    for t in self.triples(u):
+                        emit(f, (), t)
         if self.random_order:
-            self.rng.shuffle(out)
-            return out
+            self.rng.shuffle(raw)
+        else:
+            raw.sort(key=lambda e: (e[0], e[1]))
+        if keep:
+            raw = raw[: 4 * keep]
+        out = []
+        for _, _, form, dirs, u, lowers, rest in raw:
+            child = list(rest)
+            for lo in lowers:
+                if lo not in child:
+                    child.append(lo)
+            cb = tuple(sorted(child))
+            macro = form.macro if form is not None else self.res
+            h = 0.0 if self.random_order else self.cost(cb)
+            if macro == copy_macro:
+                h *= 2
+            out.append((h, (macro, dirs, u, lowers), cb))
+        if self.random_order:
+            return out[:keep] if keep else out
         if self.jitter:
             j = self.jitter
             out = [(h * (1.0 + j * self.rng.random()), p, c) for h, p, c in out]
         out.sort(key=lambda e: e[0])
-        return out
+        return out[:keep] if keep else out
 
-    def _emit_split(self, emit, u: int, split: tuple[int, int], rest: list[int], bag_set: set[int]) -> None:
-        """Turn the split `u = a + b` into lowers for every binary form: each part takes a term's sign,
-        and is moved back by the form's offset when the term is shifted. Offsets are limited to those
-        that make a lower equal a goal of the bag and the one that brings the parts nearest the origin."""
+    def split_forms(self, split: tuple[int, int]):
+        """The lowers of the split `u = a + b` under every binary form (memoised): each part takes a
+        term's sign and is moved back by the form's offset when the term is shifted. Per form and
+        operand order: the offset bringing the parts nearest the origin, then every other offset."""
+        r = self._split_forms.get(split)
+        if r is not None:
+            return r
+        if len(self._split_forms) > 200_000:
+            self._split_forms.clear()
         goal_of = self.goal_of
         a, b = split
+        r = []
         for f in self.binary:
             orders = ((a, b),) if f.symmetric else ((a, b), (b, a))
             for p0, p1 in orders:
@@ -452,9 +504,9 @@ class Space:
                 if not any(f.shifted):
                     l0, l1 = self.intern(signed[0]), self.intern(signed[1])
                     if l0 != l1:
-                        emit(f, (), u, (l0, l1), rest)
+                        r.append((f, ((), (l0, l1)), ()))
                     continue
-                best = None
+                entries = []
                 for dirs, (dx, dy) in f.offsets:
                     lowers = []
                     dist = 0
@@ -463,12 +515,11 @@ class Space:
                         lowers.append(lo)
                         if sh:
                             dist += self.dist[lo]
-                    lt = tuple(lowers)
-                    if lt[0] == lt[1]:
-                        continue
-                    if any(lo in bag_set for lo in lt):
-                        emit(f, dirs, u, lt, rest)
-                    elif best is None or dist < best[0]:
-                        best = (dist, dirs, lt)
-                if best is not None:
-                    emit(f, best[1], u, best[2], rest)
+                    if lowers[0] != lowers[1]:
+                        entries.append((dist, dirs, tuple(lowers)))
+                if entries:
+                    best = min(entries, key=lambda e: e[0])
+                    r.append((f, best[1:], tuple(e[1:] for e in entries if e is not best)))
+        self._split_forms[split] = r
+        return r
+
