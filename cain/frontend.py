@@ -258,7 +258,8 @@ def check_registers(value: object) -> tuple[str, ...]:
             raise ValueError(f"'{name}' is not a register name (letters, digits and _)")
         if name in RESERVED_REGISTERS:
             raise ValueError(
-                f"{name} is reserved (every macro uses NEWS as scratch); it cannot be in the register file"
+                f"{name} is reserved (NEWS is every macro's scratch register, XN XE XS XW are the neighbours' "
+                "NEWS); it cannot be in the register file"
             )
     duplicates = sorted({n for n in names if names.count(n) > 1})
     if duplicates:
@@ -369,13 +370,23 @@ def parse_filter(text: str, filename: str, overrides: Mapping[str, object] | Non
                 at,
             )
 
+    def implicit_register(name: Token, what: str, example: str) -> None:
+        if name not in registers:
+            raise source.error(
+                f"{what} '{name}' names no register: `{what} {name}` is short for `{what} {name} -> {name}`, "
+                f"but {name} is not in the register file ({' '.join(registers)}); write e.g. `{example}`",
+                name,
+            )
+
     # inputs
     inputs: list[tuple[str, str]] = []
     channel_at: dict[str, Token] = {}
     for statement in statements["input_stmt"]:
         for channel in statement.children:
             channel_name, register = channel.children
-            register = register if register is not None else channel_name
+            if register is None:
+                implicit_register(channel_name, "input", f"input {channel_name} -> {registers[0]}")
+                register = channel_name
             if channel_name in channel_at:
                 raise source.error(f"input channel '{channel_name}' is declared twice", channel_name)
             for other, reg in inputs:
@@ -411,7 +422,9 @@ def parse_filter(text: str, filename: str, overrides: Mapping[str, object] | Non
     outputs: list[_Output] = []
     for statement in statements["output_stmt"]:
         output_name, register, weights = statement.children
-        register = register if register is not None else output_name
+        if register is None:
+            implicit_register(output_name, "output", f"output {output_name} -> {registers[0]} = ...")
+            register = output_name
         for other in outputs:
             if other.name == output_name:
                 raise source.error(

@@ -154,6 +154,15 @@ def test_ir_errors(capsys, tmp_path):
     assert status == 1 and "register 'B' is not in the register file" in err
 
 
+def test_overrides_do_not_apply_to_ir(capsys, tmp_path):
+    status, ir, _ = run(capsys, GAUSS)
+    saved = tmp_path / "gauss.mlir"
+    saved.write_text(ir)
+    status, out, err = run(capsys, str(saved), "--max-error", "1/4", "--registers", "A,B")
+    assert status == 1 and out == ""
+    assert "error: --max-error, --registers: only for .cain kernel files" in err
+
+
 def test_bad_override_is_a_usage_error(capsys):
     status, _, err = run(capsys, GAUSS, "--registers", "A,NEWS")
     assert status == 2 and "argument --registers: NEWS is reserved" in err
