@@ -61,12 +61,16 @@ class PlanEvent:
 
 @dataclass
 class SearchResult:
+    """The best verified plan (register-allocated, and as SSA in `plan`) and how the search went."""
+
     program: Program | None
     events: list[PlanEvent] = field(default_factory=list)
     nodes: int = 0
     seconds: float = 0.0
     peak_memory: int = 0
     stopped: str = "exhausted"
+    plan: Program | None = None
+    """The best plan as the search built it: SSA values, no registers (what the search pass emits)."""
 
 
 def _check(filt: Filter, cfg: SearchConfig) -> tuple[str, ...]:
@@ -167,6 +171,7 @@ class Worker:
         self.initial = self.space.bag(G.from_goal(g) for g in filt.initial_goals())
         self.best_cost = 1 << 30
         self.best: Program | None = None
+        self.best_plan: Program | None = None
         self.events: list[PlanEvent] = []
         self.nodes = 0
         self.start = time.perf_counter()
@@ -200,6 +205,7 @@ class Worker:
             return
         self.best_cost = cost
         self.best = done
+        self.best_plan = program
         self.events.append(PlanEvent(self.nodes, time.perf_counter() - self.start, done.macros, done.icws))
         if self.shared is not None:
             with self.shared["best"].get_lock():
@@ -387,6 +393,7 @@ def _search_one(filt: Filter, cfg: SearchConfig, names: tuple[str, ...], start: 
         seconds=time.perf_counter() - start,
         peak_memory=_peak_memory(),
         stopped=stopped,
+        plan=worker.best_plan,
     )
 
 
@@ -400,7 +407,7 @@ def _worker_main(filt, cfg, names, index, shared, conn) -> None:
 
         stopped = worker.run(progress)
         counts[index] = worker.nodes
-        conn.send(("ok", worker.best, worker.events, worker.nodes, stopped, worker.best_cost))
+        conn.send(("ok", (worker.best, worker.best_plan), worker.events, worker.nodes, stopped, worker.best_cost))
     except Exception as e:  # noqa: BLE001 (reported to the parent rather than lost with the process)
         conn.send(("error", repr(e), None, 0, "error", 0))
     finally:
@@ -452,12 +459,12 @@ def _search_parallel(filt: Filter, cfg: SearchConfig, names: tuple[str, ...], st
     errors = [r[1] for r in results if r[0] == "error"]
     if errors:
         raise RuntimeError(f"search worker failed: {errors[0]}")
-    best = None
+    best = plan = None
     best_key = None
     events: list[tuple[float, int, PlanEvent]] = []
     nodes = 0
     stops = []
-    for i, (_, program, evs, n, stopped, _) in enumerate(results):
+    for i, (_, (program, ssa), evs, n, stopped, _) in enumerate(results):
         nodes += n
         stops.append(stopped)
         for e in evs:
@@ -465,7 +472,7 @@ def _search_parallel(filt: Filter, cfg: SearchConfig, names: tuple[str, ...], st
         if program is not None:
             key = (program.icws if cfg.cost == "icws" else program.macros, program.macros, program.icws, i)
             if best_key is None or key < best_key:
-                best, best_key = program, key
+                best, plan, best_key = program, ssa, key
     merged: list[PlanEvent] = []
     total_nodes = 0
     for _, _, e in sorted(events, key=lambda t: (t[0], t[1])):
@@ -481,6 +488,7 @@ def _search_parallel(filt: Filter, cfg: SearchConfig, names: tuple[str, ...], st
         seconds=time.perf_counter() - start,
         peak_memory=_peak_memory(),
         stopped=stopped,
+        plan=plan,
     )
 
 

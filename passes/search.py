@@ -1,0 +1,87 @@
+"""`search`: instruction selection by the reverse goal-bag search (cain.search), goal IR -> scamp5 kernel."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+from xdsl.context import Context
+from xdsl.dialects.builtin import ModuleOp
+from xdsl.passes import ModulePass
+from xdsl.rewriter import Rewriter
+
+from cain.diagnostics import CainError
+from cain.search import SearchConfig, search
+
+
+@dataclass(frozen=True)
+class SearchPass(ModulePass):
+    """Find a short SCAMP-5 program for every goal.filter; replace it with a scamp5.kernel (SSA)."""
+
+    name = "search"
+
+    instruction_set: str | None = None
+    """`all` or `basic`; default: the filter's."""
+    registers: tuple[int | str, ...] | None = None
+    """A register count (`registers=4`) or names (`registers=A,B,C,D`); default: the filter's."""
+    budget: int | None = None
+    """Stop after this many search nodes (per worker): deterministic."""
+    time: int | float | None = None
+    """Stop after this many seconds (default 10 when no budget is given)."""
+    seed: int = 0
+    workers: int = 1
+    traversal: str = "cgds"
+    """`cgds`, `dfs`, `bfs` or `best-first`."""
+    cost: str = "macros"
+    """`macros` (the paper's cost) or `icws` (bus cycles on the device)."""
+    quiet: bool = False
+    """No progress line on stderr."""
+
+    def config(self, default_set: str) -> SearchConfig:
+        regs = self.registers
+        if regs is not None and len(regs) == 1 and isinstance(regs[0], int):
+            registers: int | tuple[str, ...] | None = regs[0]
+        elif regs is not None:
+            if any(not isinstance(r, str) for r in regs):
+                raise CainError("search: registers= takes a count (registers=4) or names (registers=A,B,C)")
+            registers = tuple(regs)
+        else:
+            registers = None
+        return SearchConfig(
+            instruction_set=self.instruction_set or default_set,
+            registers=registers,
+            node_budget=self.budget,
+            time_budget=float(self.time) if self.time is not None else None,
+            seed=self.seed,
+            workers=self.workers,
+            traversal=self.traversal,
+            cost=self.cost,
+            progress=False if self.quiet else None,
+        )
+
+    def apply(self, ctx: Context, op: ModuleOp) -> None:
+        from cain.dialects.goal import FilterOp, filter_from_op
+        from cain.dialects.scamp5 import kernel_from_program
+
+        filters = [f for f in op.walk() if isinstance(f, FilterOp)]
+        if not filters:
+            raise CainError("search: the input holds no goal.filter (give a .cain file or goal IR)")
+        for filter_op in filters:
+            filt = filter_from_op(filter_op)
+            cfg = self.config(filt.instruction_set)
+            result = search(filt, cfg)
+            if result.plan is None and result.stopped == "exhausted":
+                raise CainError(
+                    f"search: no program found for filter '{filt.name}': the search ran out of candidates "
+                    f"before its budget; allow more registers or the 'all' instruction set"
+                )
+            if result.plan is None:
+                limits = []
+                if cfg.node_budget is not None:
+                    limits.append(f"{cfg.node_budget} nodes")
+                if cfg.time_budget is not None or cfg.node_budget is None:
+                    limits.append(f"{cfg.time_budget or 10.0:g} s")
+                raise CainError(
+                    f"search: no program found for filter '{filt.name}' within {' / '.join(limits)}; "
+                    f"raise the budget (search{{budget=N}} or search{{time=S}})"
+                )
+            Rewriter.replace_op(filter_op, kernel_from_program(result.plan, filt))
