@@ -63,18 +63,19 @@ class GoalAttr(Data[Goal]):
         return Goal.from_matrices(matrices)
 
     def print_parameter(self, printer: Printer) -> None:
-        printer.print_string("<")
-        printer.print_string(
-            ", ".join(
-                "[" + ", ".join("[" + ", ".join(map(str, row)) + "]" for row in m) + "]"
-                for m in self.data.matrices(channels=max(self.data.channels, 1))
-            )
-        )
-        printer.print_string(">")
+        printer.print_string(f"<{format_goal(self.data)}>")
 
     def verify(self) -> None:
         if not isinstance(self.data, Goal):
             raise VerifyException("goal.goal holds a Goal")
+
+
+def format_goal(goal: Goal, channels: int = 1) -> str:
+    """`[[1, 2, 1], ...], [[...]]`: one centred square matrix for each of at least `channels` channels."""
+    return ", ".join(
+        "[" + ", ".join("[" + ", ".join(map(str, row)) + "]" for row in m) + "]"
+        for m in goal.matrices(channels=max(goal.channels, channels, 1))
+    )
 
 
 def _parse_rational(parser: AttrParser) -> Fraction:
@@ -250,8 +251,7 @@ class KernelOp(IRDLOperation):
         printer.print_string_literal(self.register.data)
         printer.print_string(" weights ")
         print_weights(self.weights.data, printer)
-        printer.print_string(" goal ")
-        printer.print_attribute(self.goal)
+        printer.print_string(f" goal #goal.goal<{format_goal(self.goal.data, len(self.weights.data))}>")
         printer.print_string(f" error {format_fraction(self.error.data)}")
         if self.attributes:
             printer.print_op_attributes(self.attributes)

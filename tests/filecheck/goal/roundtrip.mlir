@@ -9,7 +9,7 @@ goal.filter @two_channels depth 3 registers ["A", "B", "C", "D"] instructions "b
   goal.input "red" -> "A"
   goal.input "green" -> "B"
   goal.kernel "mix" -> "C" weights 1/8 [[1, 0, -3]], [[2]] goal #goal.goal<[[0, 0, 0], [1, 0, -3], [0, 0, 0]], [[0, 0, 0], [0, 2, 0], [0, 0, 0]]> error 0
-  goal.kernel "third" -> "A" weights 1/3 [[1]], [[0]] goal #goal.goal<[[3]]> error 1/24
+  goal.kernel "third" -> "A" weights 1/3 [[1]], [[0]] goal #goal.goal<[[3]], [[0]]> error 1/24
 }
 
 goal.filter @"needs quotes" depth 0 registers ["A"] instructions "all" {
@@ -21,7 +21,7 @@ goal.filter @"needs quotes" depth 0 registers ["A"] instructions "all" {
 // CHECK-NEXT:   goal.input "red" -> "A"
 // CHECK-NEXT:   goal.input "green" -> "B"
 // CHECK-NEXT:   goal.kernel "mix" -> "C" weights 1/8 [[1, 0, -3]], [[2]] goal #goal.goal<[[0, 0, 0], [1, 0, -3], [0, 0, 0]], [[0, 0, 0], [0, 2, 0], [0, 0, 0]]> error 0
-// CHECK-NEXT:   goal.kernel "third" -> "A" weights 1/3 [[1]], [[0]] goal #goal.goal<[[3]]> error 1/24
+// CHECK-NEXT:   goal.kernel "third" -> "A" weights 1/3 [[1]], [[0]] goal #goal.goal<[[3]], [[0]]> error 1/24
 // CHECK-NEXT: }
 // CHECK-NEXT: goal.filter @"needs quotes" depth 0 registers ["A"] instructions "all" {
 // CHECK-NEXT:   goal.input "A" -> "A"
