@@ -280,7 +280,7 @@ class Worker:
                 if len(cache) >= cfg.cache_limit:
                     cache.clear()
                 cache[bag] = node.cost
-                if set(bag) <= initial_set:
+                if bag == initial or len(bag) < len(initial) and set(bag) <= initial_set:
                     self._plan(node, [])
                     bound = min(bound, self.best_cost)
                     continue

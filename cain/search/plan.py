@@ -84,7 +84,8 @@ def to_program(space: Space, filt: Filter, plan: list[Pair], name: str | None = 
     nxt = len(inputs)
     instrs = []
     for macro, dirs, upper, lowers in reversed(plan):
-        operands = tuple(values[lo][-1] for lo in lowers)
+        # the same goal twice among the operands: two registers (values) hold it
+        operands = tuple(values[lo][-1 - lowers[:i].count(lo)] for i, lo in enumerate(lowers))
         results = tuple(range(nxt, nxt + len(MACROS[macro].results)))
         nxt += len(results)
         instrs.append(Instr(macro, results, operands, dirs))

@@ -219,7 +219,12 @@ class Space:
         between the input's 2^d atoms and the smallest power of two dividing a goal's counts."""
         n = 0
         kmin = self.depth
+        last = -1
         for g in bag:
+            if g == last:
+                n += 1
+                continue
+            last = g
             if g not in self.input_set:
                 n += 1
                 v = self.val[g]
@@ -307,7 +312,7 @@ class Space:
             a = self.intern(part)
             b = self.intern(G.sub(goal, part))
             key = (min(a, b), max(a, b))
-            if key in seen or a == b:
+            if key in seen:
                 continue
             seen.add(key)
             scored.append((self.cost(key), key))
@@ -360,7 +365,7 @@ class Space:
                 a = self.intern(p)
                 b = self.intern(G.sub(ug, p))
                 k = (min(a, b), max(a, b))
-                if k not in seen and a != b:
+                if k not in seen:
                     seen.add(k)
                     out.append(k)
         self._relations[key] = out
@@ -418,12 +423,14 @@ class Space:
                 size = n_rest
                 extra = 1
                 for i, lo in enumerate(lowers):
-                    if lo not in rest_set:
+                    if lo in lowers[:i]:
+                        size += 1  # a second register holding the same goal
+                        q += contrib(lo, pats)
+                    elif lo not in rest_set:
                         if i in form.share:
                             extra = 0
-                        if lo not in lowers[:i]:
-                            size += 1
-                            q += contrib(lo, pats)
+                        size += 1
+                        q += contrib(lo, pats)
                 if size + form.need + extra > R:
                     return
                 raw.append((q, len(raw), form, dirs, u, lowers, rest))
@@ -468,7 +475,7 @@ class Space:
         for _, _, form, dirs, u, lowers, rest in raw:
             child = list(rest)
             for lo in lowers:
-                if lo not in child:
+                if child.count(lo) < lowers.count(lo):
                     child.append(lo)
             cb = tuple(sorted(child))
             macro = form.macro if form is not None else self.res
@@ -503,8 +510,7 @@ class Space:
                 signed = [p if s > 0 else G.neg(p) for p, s in zip(parts, f.signs, strict=True)]
                 if not any(f.shifted):
                     l0, l1 = self.intern(signed[0]), self.intern(signed[1])
-                    if l0 != l1:
-                        r.append((f, ((), (l0, l1)), ()))
+                    r.append((f, ((), (l0, l1)), ()))
                     continue
                 entries = []
                 for dirs, (dx, dy) in f.offsets:
@@ -515,8 +521,7 @@ class Space:
                         lowers.append(lo)
                         if sh:
                             dist += self.dist[lo]
-                    if lowers[0] != lowers[1]:
-                        entries.append((dist, dirs, tuple(lowers)))
+                    entries.append((dist, dirs, tuple(lowers)))
                 if entries:
                     best = min(entries, key=lambda e: e[0])
                     r.append((f, best[1:], tuple(e[1:] for e in entries if e is not best)))
