@@ -3,7 +3,7 @@
 ```
 scamp5.kernel @gauss3(%0 : !scamp5.areg<A>) depth 4 registers ["A", "B", "C", "D", "E", "F"]
     instructions "all" inputs ["image" -> "A"]
-    outputs ["blur" -> "A" goal #goal.goal<[[1, 2, 1], [2, 4, 2], [1, 2, 1]]> error 0 weights 1/16 [[...]]] {
+    outputs [("blur" -> "A" goal #goal.goal<[[1, 2, 1], [2, 4, 2], [1, 2, 1]]> error 0 weights 1/16 [[...]])] {
   %1 = scamp5.movx %0 north : !scamp5.areg<A> -> !scamp5.areg<B>
   %2 = scamp5.add %0, %1 : !scamp5.areg<A>, !scamp5.areg<B> -> !scamp5.areg<A>
   %3 = scamp5.div %2 scratch C : !scamp5.areg<A> -> !scamp5.areg<B>
@@ -56,9 +56,9 @@ from cain.approx import format_fraction
 from cain.diagnostics import CainError
 from cain.filter import Filter, Kernel
 from cain.goal import Goal
-from cain.isa import BUS_KINDS, DIRECTIONS, MACROS, BusOp, Macro
+from cain.isa import BUS_KINDS, DIRECTIONS, MACROS, NEWS, BusOp, Macro
 from cain.program import Instr, Program
-from cain.sim import SimulationError, check_bus
+from cain.sim import NEIGHBOUR_SIDE, SimulationError, check_bus
 
 # -- registers as types -----------------------------------------------------------------------------
 
@@ -161,12 +161,21 @@ class MacroOp(IRDLOperation):
             unresolved.append(first)
             while parser.parse_optional_punctuation(",") is not None:
                 unresolved.append(parser.parse_unresolved_operand())
-        directions = []
-        while (d := parser.parse_optional_keyword_in(DIRECTIONS)) is not None:
-            directions.append(d)
+        directions: list[str] = []
         scratch = None
-        if parser.parse_optional_keyword("scratch") is not None:
-            scratch = parser.parse_comma_separated_list(parser.Delimiter.NONE, parser.parse_identifier)
+        while True:
+            pos = parser.pos
+            word = parser.parse_optional_identifier()
+            if word is None:
+                break
+            if word == "scratch":
+                scratch = parser.parse_comma_separated_list(parser.Delimiter.NONE, parser.parse_identifier)
+                break
+            if word not in DIRECTIONS:
+                parser.raise_error(
+                    f"unknown direction '{word}' (choose from {', '.join(DIRECTIONS)})", pos, parser.pos
+                )
+            directions.append(word)
         attributes = parser.parse_optional_attr_dict()
         parser.parse_punctuation(":")
         pos = parser.pos
@@ -238,8 +247,10 @@ class MacroOp(IRDLOperation):
                 )
         for a, b in m.distinct_roles:
             if roles[a] == roles[b]:
+                if b in m.results:
+                    a, b = b, a
                 raise VerifyException(
-                    f"{name}: {_role_word(m, a)} and {_role_word(m, b)} must be different registers "
+                    f"{name}: {_role_word(m, a)} must be in a different register from {_role_word(m, b)} "
                     f"(both are {roles[a]}): a register appears at most once in a bus micro-op, and a register "
                     f"written there must not hold an operand read later"
                 )
@@ -547,6 +558,7 @@ class KernelOp(IRDLOperation):
         printer.print_string("] outputs [")
 
         def print_output(k: int) -> None:
+            printer.print_string("(")
             printer.print_string_literal(info.output_names[k])
             printer.print_string(" -> ")
             printer.print_string_literal(info.output_registers[k])
@@ -554,6 +566,7 @@ class KernelOp(IRDLOperation):
             printer.print_attribute(self.goals.data[k])
             printer.print_string(f" error {format_fraction(info.errors[k])} weights ")
             print_weights(info.weights[k], printer)
+            printer.print_string(")")
 
         printer.print_list(range(len(info.output_names)), print_output)
         printer.print_string("]")
@@ -583,6 +596,7 @@ class KernelOp(IRDLOperation):
         parser.parse_keyword("outputs")
 
         def parse_output() -> tuple[str, str, Goal, Fraction, tuple]:
+            parser.parse_punctuation("(")
             out = parser.parse_str_literal()
             parser.parse_punctuation("->")
             register = parser.parse_str_literal()
@@ -593,7 +607,9 @@ class KernelOp(IRDLOperation):
             parser.parse_keyword("error")
             error = _parse_fraction(parser)
             parser.parse_keyword("weights")
-            return out, register, goal.data, error, parse_weights(parser)
+            weights = parse_weights(parser)
+            parser.parse_punctuation(")")
+            return out, register, goal.data, error, weights
 
         outputs = parser.parse_comma_separated_list(parser.Delimiter.SQUARE, parse_output)
         attributes = parser.parse_optional_attr_dict_with_keyword()
@@ -650,7 +666,26 @@ class KernelOp(IRDLOperation):
                 raise VerifyException(
                     f"kernel @{name}: output '{info.output_names[k]}' must end in register {reg}, but its value is in {r}"
                 )
+        file = set(info.registers)
+        for kind, pinned in (("input", info.input_registers), ("output", info.output_registers)):
+            for reg in pinned:
+                if reg not in file:
+                    raise VerifyException(
+                        f"kernel @{name}: {kind} register {reg} is not in the register file ({', '.join(info.registers)})"
+                    )
         for op in self.block.ops:
+            used = [register_of(v) for v in (*op.results, *op.operands)]
+            if isinstance(op, MacroOp):
+                used += op.scratch_registers
+            if isinstance(op, BusMicroOp):
+                bus_op = op.bus_op()
+                used += [r for r in bus_op.dests + bus_op.srcs if r != NEWS and r not in NEIGHBOUR_SIDE]
+            for reg in used:
+                if reg and reg not in file:
+                    raise VerifyException(
+                        f"kernel @{name}: {op.name} uses register {reg}, which is not in the register file "
+                        f"({', '.join(info.registers)})"
+                    )
             if not isinstance(op, (MacroOp, BusMicroOp, OutputOp)):
                 raise VerifyException(f"kernel @{name}: {op.name} is not a scamp5 instruction")
             if bus and isinstance(op, MacroOp):
