@@ -68,6 +68,6 @@ class LitFile(pytest.File):
 
 def pytest_collect_file(parent, file_path: Path):
     if file_path.suffix in (".mlir", ".cain") and FILECHECK_DIR in file_path.parents:
-        if "Inputs" not in file_path.parts:
+        if "Inputs" not in file_path.parts and "Output" not in file_path.parts:
             return LitFile.from_parent(parent, path=file_path)
     return None
