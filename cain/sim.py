@@ -297,3 +297,42 @@ def random_images(channels: int, images: int = 1, size: int = DEFAULT_SIZE, seed
     """Random integer test images in the ADC range, `[channel, image, row, column]`."""
     rng = np.random.default_rng(seed)
     return rng.integers(-128, 128, (channels, images, size, size)).astype(np.float64)
+
+
+def simulate_bus(
+    ops: Sequence[BusOp],
+    inputs: Mapping[str, np.ndarray],
+    outputs: Sequence[str],
+    *,
+    noise: Noise | None = None,
+    seed: int = 0,
+) -> list[np.ndarray]:
+    """Run bus micro-ops with `inputs` (register -> image stack) in their registers; the `outputs`
+    registers afterwards. Every other register starts as random garbage."""
+    first = np.asarray(next(iter(inputs.values())), dtype=np.float64)
+    rng = np.random.default_rng(seed)
+    names = {
+        *inputs,
+        *outputs,
+        *(r for op in ops for r in op.dests + op.srcs if r not in NEIGHBOUR_SIDE),
+        NEWS,
+    }
+    state: dict[str, object] = {r: rng.uniform(-128, 127, first.shape) for r in names}
+    state.update((r, np.asarray(x, dtype=np.float64)) for r, x in inputs.items())
+    run_bus(ops, state, numeric_algebra(first.shape), noise)
+    return [state[r] for r in outputs]
+
+
+def simulate_kernel(
+    kernel, images: np.ndarray, *, noise: Noise | None = None, seed: int = 0
+) -> list[np.ndarray]:
+    """Run a `scamp5.kernel` op (macro level, allocated or not, or bus level) on `images`
+    (`[channel, (image,) row, column]`); its outputs in output order."""
+    from cain.dialects.scamp5 import bus_ops_of, program_from_kernel
+
+    if kernel.is_bus_level:
+        info = kernel.info()
+        inputs = dict(zip(info.input_registers, np.asarray(images, dtype=np.float64), strict=True))
+        return simulate_bus(bus_ops_of(kernel), inputs, info.output_registers, noise=noise, seed=seed)
+    program, _ = program_from_kernel(kernel)
+    return simulate(program, images, noise=noise, seed=seed)

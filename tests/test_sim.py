@@ -20,6 +20,7 @@ from cain.sim import (
     run_bus,
     shift,
     simulate,
+    simulate_kernel,
 )
 
 
@@ -105,3 +106,25 @@ def test_noise_model_perturbs_each_transfer_and_more_on_divisions():
     (plain,) = simulate(div, images, noise=Noise(sigma=0.5, seed=1))
     (extra,) = simulate(div, images, noise=Noise(sigma=0.5, extra=2.0, seed=1))
     assert extra.std() > 2 * plain.std()
+
+
+def test_kernel_ops_simulate_alike_at_macro_and_bus_level():
+    from cain.dialects.scamp5 import KernelOp, kernel_from_program
+    from cain.passes.expand_bus import ExpandBusPass
+    from handwritten import gauss3_filter
+    from xdsl.context import Context
+    from xdsl.dialects.builtin import ModuleOp
+
+    program = allocate(gauss3_basic())
+    images = random_images(1, 2, 32, seed=4)
+    module = ModuleOp([kernel_from_program(program, gauss3_filter())])
+    (macro_level,) = simulate_kernel(module.body.block.first_op, images)
+    ExpandBusPass().apply(Context(), module)
+    kernel = module.body.block.first_op
+    assert isinstance(kernel, KernelOp) and kernel.is_bus_level
+    (bus_level,) = simulate_kernel(kernel, images)
+    assert np.array_equal(macro_level, bus_level)
+    expected = correlate(images, GAUSS3_GOAL, 4)
+    assert np.allclose(bus_level[..., 4:-4, 4:-4], expected[..., 4:-4, 4:-4])
+    (noisy,) = simulate_kernel(kernel, images, noise=Noise(sigma=0.1, extra=0.2, seed=2))
+    assert 0 < np.abs(noisy - bus_level)[..., 4:-4, 4:-4].mean() < 2
