@@ -146,7 +146,14 @@ def parse_tree(text: str, filename: str) -> Tree:
 # -- values ----------------------------------------------------------------------------------------
 
 
+MAX_EXPONENT = 64
+"""Largest exponent (`2^-64`, `1e64`) a number may have: weights are compiled to multiples of 1/2^d."""
+
+
 def _number(token: Token, source: _Source) -> Fraction:
+    exponent = re.search(r"[eE]([+-]?\d+)$", str(token))
+    if exponent and abs(int(exponent.group(1))) > MAX_EXPONENT:
+        raise source.error(f"'{token}' is out of range (exponents up to {MAX_EXPONENT})", token)
     try:
         return Fraction(str(token))
     except (ValueError, ZeroDivisionError):
@@ -168,6 +175,10 @@ def _power(tree: Tree, source: _Source) -> Fraction:
     base = _number(base_token, source)
     if exponent is None:
         return base
+    if abs(int(exponent)) > MAX_EXPONENT:
+        raise source.error(
+            f"the power {base_token}^{exponent} is out of range (exponents up to {MAX_EXPONENT})", exponent
+        )
     if base == 0 and int(exponent) < 0:
         raise source.error("zero to a negative power", base_token)
     return base ** int(exponent)

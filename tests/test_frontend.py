@@ -2,6 +2,7 @@
 
 from fractions import Fraction as F
 from pathlib import Path
+from random import Random
 
 import numpy as np
 import pytest
@@ -257,3 +258,40 @@ def test_errors_point_at_the_mistake(text, message, line, column):
 def test_default_input_outside_register_file():
     err = error_of("filter f\noutput k -> B = [1]\noption registers = B C")
     assert "unknown register 'A' for the default input" in err.message
+
+
+def test_mangled_examples_give_clear_errors_only():
+    """Random edits of the examples either still compile or raise a located CainError, never another
+    exception (which cain-opt would show as a traceback)."""
+    rng = Random(1)
+    texts = [p.read_text() for p in sorted(EXAMPLES.glob("*.cain"))]
+    pieces = [
+        *"[]{};:,/*^-+.0123456789 \n#ABCxyz=>",
+        "->",
+        "output ",
+        "input ",
+        "option ",
+        "filter ",
+        "max_depth",
+        "registers",
+        "1e400",
+        "2^-99",
+        "0/0",
+        "2^99999",
+        "1e99999999",
+    ]
+    errors = 0
+    for _ in range(600):
+        text = list(rng.choice(texts))
+        for _ in range(rng.randint(1, 4)):
+            pos = rng.randrange(len(text))
+            if rng.random() < 0.4:
+                del text[pos]
+            else:
+                text.insert(pos, rng.choice(pieces))
+        try:
+            parse("".join(text))
+        except CainError as e:
+            errors += 1
+            assert e.location is not None and e.location.line >= 1
+    assert errors > 300
