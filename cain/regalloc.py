@@ -153,43 +153,51 @@ def allocate(program: Program, registers: Sequence[str] | None = None) -> Progra
     return Program(program.name, list(program.inputs), out, outputs, reg_of)
 
 
+@cache
+def _shape(name: str) -> tuple[tuple[tuple[int, ...], ...], tuple[int, ...], int]:
+    """Per result: the operand indices it must not share a register with, and the operand index it
+    is tied to (-1 if none); and the number of scratch registers."""
+    m = MACROS[name]
+    distinct = _distinct(name)
+    tied = dict(m.tied)
+    conflicts = tuple(
+        tuple(k for k, x in enumerate(m.operands) if (role, x) in distinct) for role in m.results
+    )
+    tied_to = tuple(m.operands.index(tied[role]) if role in tied else -1 for role in m.results)
+    return conflicts, tied_to, len(m.scratch)
+
+
 def _choose(instr, i, dying, free, reg_of, want, rank):
     """(macro form, result registers, scratch registers) for one instruction, or None if none fits."""
+    operand_regs = [reg_of[o] for o in instr.operands]
+    in_place = {r for r, o in zip(operand_regs, instr.operands, strict=True) if o in dying}
     for name in _form_order(instr, dying, reg_of, want):
-        macro = MACROS[name]
-        distinct = _distinct(name)
-        roles = {role: reg_of[v] for role, v in zip(macro.operands, instr.operands, strict=True)}
-        tied = dict(macro.tied)
-        if any(instr.operands[macro.operands.index(x)] not in dying for _, x in macro.tied):
+        conflicts, tied_to, scratch = _shape(name)
+        if any(t >= 0 and instr.operands[t] not in dying for t in tied_to):
             continue  # the macro overwrites an operand that is still needed
         result_regs: list[str] = []
-        taken: set[str] = set()
-        for role, v in zip(macro.results, instr.results, strict=True):
-            if role in tied:
-                reg = roles[tied[role]]
+        for j, v in enumerate(instr.results):
+            if tied_to[j] >= 0:
+                reg = operand_regs[tied_to[j]]
             else:
-                in_place = {
-                    roles[x] for x in macro.operands if instr.operands[macro.operands.index(x)] in dying
-                }
-                candidates = [
-                    r
-                    for r in (*free, *in_place)
-                    if r not in taken
-                    and not any(roles[x] == r and (role, x) in distinct for x in macro.operands)
-                    and not any(result_regs[k] == r for k in range(len(result_regs)))
-                ]
+                banned = {operand_regs[k] for k in conflicts[j]}
+                banned.update(result_regs)
+                candidates = [r for r in free if r not in banned] + [r for r in in_place if r not in banned]
                 if not candidates:
                     break
-                reg = min(candidates, key=lambda r: rank(r, v, i, in_place))
+                reg = (
+                    candidates[0]
+                    if len(candidates) == 1
+                    else min(candidates, key=lambda r: rank(r, v, i, in_place))
+                )
             result_regs.append(reg)
-            taken.add(reg)
-            roles[role] = reg
         else:
-            operand_regs = {reg_of[o] for o in instr.operands}
-            spare = [r for r in free if r not in taken and r not in operand_regs]
-            if len(spare) < len(macro.scratch):
+            if not scratch:
+                return name, result_regs, []
+            spare = [r for r in free if r not in result_regs and r not in operand_regs]
+            if len(spare) < scratch:
                 continue
-            return name, result_regs, spare[: len(macro.scratch)]
+            return name, result_regs, spare[:scratch]
     return None
 
 
