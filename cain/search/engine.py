@@ -478,7 +478,8 @@ def _search_parallel(filt: Filter, cfg: SearchConfig, names: tuple[str, ...], st
     for _, _, e in sorted(events, key=lambda t: (t[0], t[1])):
         key = e.icws if cfg.cost == "icws" else e.macros
         if not merged or key < (merged[-1].icws if cfg.cost == "icws" else merged[-1].macros):
-            total_nodes = e.nodes * cfg.workers
+            # nodes explored by all workers by then, estimated from the finding worker's own count
+            total_nodes = max(total_nodes, e.nodes * cfg.workers)
             merged.append(PlanEvent(total_nodes, e.seconds, e.macros, e.icws))
     stopped = "time" if "time" in stops else "nodes" if "nodes" in stops else "exhausted"
     return SearchResult(

@@ -1,0 +1,263 @@
+"""The search engine: pair generation and heuristic on the paper's AnalogNet2 example (equation 9),
+the direct solver, and whole searches under node budgets whose programs are checked by the verifier."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import pytest
+
+from cain.diagnostics import CainError
+from cain.frontend import parse_filter
+from cain.goal import Goal
+from cain.isa import MACROS
+from cain.search import SearchConfig, search
+from cain.search import goals as G
+from cain.search.plan import direct_solution
+from cain.search.space import Space
+from cain.verify import verify_program
+
+EXAMPLES = Path(__file__).parent.parent / "examples"
+
+
+def example(name: str):
+    return parse_filter((EXAMPLES / f"{name}.cain").read_text(), f"{name}.cain")
+
+
+def kernel_filter(matrix: str, name: str = "t"):
+    return parse_filter(f"filter {name}\ninput A\noutput o -> B = {matrix}\n", f"{name}.cain")
+
+
+def goal(*rows) -> Goal:
+    return Goal.from_matrices([rows])
+
+
+# -- the paper's AnalogNet2 example -------------------------------------------------------------
+
+K1 = goal([0, 0, 0], [-3, 1, 0], [-3, 0, 2])
+K2 = goal([-4, -1, 1], [-1, 2, 0], [1, 1, 0])
+K3 = goal([-1, 2, 0], [-1, 1, -3], [0, -3, 0])
+L1 = goal([-1, 2, 0], [-1, 1, 0], [0, 0, 0])
+L2 = goal([0, 0, 0], [0, 0, -3], [0, 0, 0])
+L3 = goal([0, 0, 0], [0, 0, 0], [0, -3, 0])
+
+
+def analognet2_space() -> Space:
+    return Space("all", depth=2, registers=6, inputs=[G.from_goal(Goal.identity(4))])
+
+
+def formula(goals: list[Goal], depth: int) -> float:
+    """The heuristic as documented, computed independently on `cain.goal.Goal`s."""
+
+    def inside(small: Goal, big: Goal) -> bool:
+        b = big.as_dict()
+        return small.total < big.total and all(
+            (c > 0 and b.get(a, 0) >= c) or (c < 0 and b.get(a, 0) <= c) for a, c in small
+        )
+
+    h = 0.0
+    patterns = set()
+    for i, g in enumerate(goals):
+        dist = sum(abs(c) * (abs(x) + abs(y) + z + (c < 0)) for (x, y, z), c in g)
+        relief = any(j != i and other != g and inside(g, other) for j, other in enumerate(goals))
+        h += g.total + dist * (0.5 if relief else 1)
+        if len(g) >= 2:
+            (x0, y0, _), _ = g.items[0]
+            key = g.shifted((-x0, -y0))
+            if key not in patterns:
+                patterns.add(key)
+                h += g.total**2
+    h += 2**depth / min(abs(c) for g in goals for _, c in g)
+    return h
+
+
+def test_equation_9_pair_is_generated_with_its_child_bag():
+    space = analognet2_space()
+    bag = space.bag(G.from_goal(k) for k in (K1, K2, K3))
+    k3 = space.intern(G.from_goal(K3))
+    lowers = {space.intern(G.from_goal(g)) for g in (L1, L2, L3)}
+    found = [
+        (h, pair, child)
+        for h, pair, child in space.pairs(bag)
+        if pair[0] == "add3" and pair[2] == k3 and set(pair[3]) == lowers
+    ]
+    assert found, "the paper's first step (equation 9) is not among the generated pairs"
+    h, _, child = found[0]
+    assert len(child) == 5
+    assert sorted(space.goal_of[g] for g in child) == sorted(G.from_goal(g) for g in (K1, K2, L1, L2, L3))
+    assert h == space.cost(child)
+
+
+def test_heuristic_follows_its_formula_on_equation_9():
+    space = analognet2_space()
+    child_goals = [K1, K2, L1, L2, L3]
+    child = space.bag(G.from_goal(g) for g in child_goals)
+    assert space.cost(child) == pytest.approx(formula(child_goals, 2))
+    # L2 and L3 are one pattern (a single position: no repetition term); L1 is new
+    root = [K1, K2, K3]
+    assert space.cost(space.bag(G.from_goal(g) for g in root)) == pytest.approx(formula(root, 2))
+
+
+def test_heuristic_prefers_a_repeated_pattern():
+    """Splitting a goal into two translated copies of one half beats an uneven split."""
+    space = Space("all", depth=2, registers=6, inputs=[G.from_goal(Goal.identity(4))])
+    even = space.bag(G.from_goal(g) for g in (goal([1, 1, 0]), goal([0, 1, 1])))
+    uneven = space.bag(G.from_goal(g) for g in (goal([1, 0, 0]), goal([0, 2, 1])))
+    assert space.cost(even) < space.cost(uneven)
+
+
+def test_pairs_respect_the_register_count():
+    space = Space("all", depth=2, registers=3, inputs=[G.from_goal(Goal.identity(4))])
+    bag = space.bag(G.from_goal(k) for k in (K1, K2, K3))
+    for _, (macro, _, _, _), child in space.pairs(bag):
+        assert len(child) <= 3
+        assert macro != "div" or len(child) <= 1  # div needs a scratch register and its own result
+
+
+def test_basic_pairs_use_only_basic_macros():
+    space = Space("basic", depth=2, registers=6, inputs=[G.from_goal(Goal.identity(4))])
+    bag = space.bag(G.from_goal(k) for k in (K1, K2, K3))
+    used = {pair[0] for _, pair, _ in space.pairs(bag)}
+    assert used and used <= {"add", "sub", "neg", "movx", "mov", "divq", "res"}
+
+
+# -- the direct solver ------------------------------------------------------------------------
+
+
+def test_direct_solver_builds_a_division_chain_and_moves():
+    f = kernel_filter("1/4 [0 1 0; 2 0 0; 0 0 0]")
+    space = Space("all", depth=2, registers=6, inputs=[G.from_goal(g) for g in f.initial_goals()])
+    quarter_north = G.from_goal(goal([0, 1, 0], [0, 0, 0], [0, 0, 0]))
+    half_west = G.from_goal(goal([0, 0, 0], [2, 0, 0], [0, 0, 0]))
+    bag = space.bag([quarter_north, half_west])
+    steps = direct_solution(space, bag)
+    assert steps is not None
+    assert [s[0] for s in steps].count("div") == 2
+    # each step computes its upper from its lowers, and undoing them all leaves the input alone
+    current = list(bag)
+    for macro, dirs, upper, lowers in steps:
+        operands = tuple(G.to_goal(space.goal_of[lo]) for lo in lowers)
+        assert MACROS[macro].apply(operands, dirs) == G.to_goal(space.goal_of[upper])
+        current.remove(upper)
+        current.extend(lo for lo in lowers if lo not in current)
+    assert current == list(space.inputs)
+
+
+def test_direct_solver_refuses_a_goal_two_steps_away():
+    f = kernel_filter("[1 1 0]")
+    space = Space("all", depth=0, registers=6, inputs=[G.from_goal(g) for g in f.initial_goals()])
+    assert direct_solution(space, space.bag([G.from_goal(goal([1, 1, 0]))])) is None
+
+
+# -- whole searches ---------------------------------------------------------------------------
+
+
+def check(program, f) -> None:
+    """The program is allocated and computes the filter: checked by the back end's verifier."""
+    assert program is not None
+    assert program.registers, "search results are register-allocated"
+    verify_program(program, f.initial_goals(), f.final_goals(), f.depth)
+    assert program.output_goals(f.initial_goals()) == f.final_goals()
+
+
+@pytest.mark.parametrize("name", ["sobel", "gauss3x3"])
+@pytest.mark.parametrize("iset", ["all", "basic"])
+def test_search_finds_verified_programs(name, iset):
+    f = example(name)
+    r = search(f, SearchConfig(instruction_set=iset, node_budget=300, progress=False))
+    check(r.program, f)
+    assert r.plan is not None and not r.plan.registers
+    assert r.stopped in ("nodes", "exhausted") and 0 < r.nodes <= 300
+    assert r.peak_memory > 0 and r.seconds > 0
+    assert r.events and r.events[-1].macros == r.program.macros
+    lengths = [e.macros for e in r.events]
+    assert lengths == sorted(lengths, reverse=True) and len(set(lengths)) == len(lengths)
+
+
+def test_gauss3x3_reaches_the_papers_length_within_a_small_budget():
+    f = example("gauss3x3")
+    r = search(f, SearchConfig(instruction_set="basic", node_budget=200, progress=False))
+    check(r.program, f)
+    assert r.program.macros <= 12
+
+
+def test_search_is_deterministic_for_a_node_budget():
+    f = example("sobel")
+    cfg = SearchConfig(node_budget=150, seed=3, progress=False)
+    a, b = search(f, cfg), search(f, cfg)
+    assert a.program.instrs == b.program.instrs and a.program.registers == b.program.registers
+    assert [(e.nodes, e.macros) for e in a.events] == [(e.nodes, e.macros) for e in b.events]
+
+
+def test_parallel_search_is_deterministic_for_a_node_budget():
+    f = example("sobel")
+    cfg = SearchConfig(node_budget=120, seed=1, workers=2, progress=False)
+    a, b = search(f, cfg), search(f, cfg)
+    check(a.program, f)
+    assert a.program.instrs == b.program.instrs
+    assert a.nodes == b.nodes == 240
+
+
+@pytest.mark.parametrize(
+    "traversal, matrix", [("dfs", "[0 1 0; 1 1 1; 0 1 0]"), ("best-first", "[0 1 0; 1 1 1; 0 1 0]"), ("bfs", "[1 1 0]")]
+)
+def test_other_traversals_find_plans(traversal, matrix):
+    f = kernel_filter(matrix, "plus")
+    r = search(f, SearchConfig(node_budget=400, traversal=traversal, progress=False))
+    check(r.program, f)
+
+
+def test_icws_cost_counts_bus_cycles():
+    f = kernel_filter("1/2 [1 0 1]", "halves")
+    r = search(f, SearchConfig(node_budget=300, cost="icws", progress=False))
+    check(r.program, f)
+    icws = [e.icws for e in r.events]
+    assert icws == sorted(icws, reverse=True) and r.program.icws == icws[-1]
+
+
+def test_random_order_is_deterministic_for_a_seed():
+    f = kernel_filter("[1 1 0]")
+    cfg = SearchConfig(node_budget=100, heuristic="random", seed=5, progress=False)
+    a, b = search(f, cfg), search(f, cfg)
+    assert (a.program is None) == (b.program is None)
+    if a.program is not None:
+        check(a.program, f)
+        assert a.program.instrs == b.program.instrs
+
+
+def test_doubling_needs_a_copy():
+    """2x the input: the only way is a copy then an add of the two registers."""
+    f = kernel_filter("[0 2 0]")
+    r = search(f, SearchConfig(node_budget=50, progress=False))
+    check(r.program, f)
+    assert sorted(i.macro for i in r.program.instrs) == ["add", "mov"]
+
+
+def test_progress_never_writes_to_stdout(capsys):
+    f = kernel_filter("[1 1 0]")
+    search(f, SearchConfig(node_budget=20, progress=True))
+    out, err = capsys.readouterr()
+    assert out == "" and "search: best" in err
+
+
+@pytest.mark.parametrize(
+    "cfg, message",
+    [
+        (SearchConfig(traversal="sideways"), "unknown traversal"),
+        (SearchConfig(cost="joules"), "unknown cost"),
+        (SearchConfig(instruction_set="fancy"), "unknown instruction set"),
+        (SearchConfig(workers=0), "workers"),
+        (SearchConfig(node_budget=0), "node budget"),
+        (SearchConfig(registers=("A", "C")), "register(s) B"),
+    ],
+)
+def test_configuration_errors_are_clear(cfg, message):
+    with pytest.raises(CainError, match=message.replace("(", r"\(").replace(")", r"\)")):
+        search(kernel_filter("[1 1 0]"), cfg)
+
+
+def test_a_smaller_register_file_is_honoured():
+    f = example("sobel")
+    r = search(f, SearchConfig(registers=4, node_budget=300, progress=False))
+    check(r.program, f)
+    assert set(r.program.registers.values()) <= {"A", "B", "C", "D"}
