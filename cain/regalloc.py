@@ -220,16 +220,22 @@ def _form_order(instr: Instr, dying: set[int], reg_of: dict[int, str], want: dic
 
 
 def _pressure_error(program, instr, i, regs, holder, last) -> RegisterAllocationError:
-    macro = MACROS[instr.macro]
     live = sorted(v for v in holder.values() if v is not None and last[v] > i)
-    free = [r for r in regs if holder[r] is None or last[holder[r]] <= i]
-    need = len(macro.results) + min(len(MACROS[f].scratch) for f in _forms(instr.macro))
+    free = [r for r in regs if holder[r] is None]
+    dying = {k for k, o in enumerate(instr.operands) if last[o] == i}
+
+    def need(name: str) -> int:
+        conflicts, tied_to, scratch = _shape(name)
+        in_place = any(t >= 0 or set(dying) - set(c) for c, t in zip(conflicts, tied_to, strict=True))
+        return len(tied_to) - (1 if in_place else 0) + scratch
+
+    needed = min(need(f) for f in _forms(instr.macro))
+    across = f" ({', '.join(f'%{v}' for v in live)})" if live else ""
     return RegisterAllocationError(
-        f"{program.name}: too many live values at instruction {i} `{describe(instr)}`: "
-        f"{len(live)} value(s) stay live across it ({', '.join(f'%{v}' for v in live)}), so only "
-        f"{len(free)} of the {len(regs)} registers ({', '.join(regs)}) are free for the {need} register(s) its "
-        f"results and scratch need (a result may not share the register of an operand the bus rule keeps "
-        f"apart); use more registers or a plan with fewer live values"
+        f"{program.name}: out of registers at instruction {i} `{describe(instr)}`: {len(live)} value(s) stay "
+        f"live across it{across}; it needs {needed} register(s) besides its operands' for its results and "
+        f"scratch, but only {len(free)} of the {len(regs)} registers ({', '.join(regs)}) are free; use more "
+        f"registers or a plan with fewer live values"
     )
 
 

@@ -18,10 +18,10 @@ scamp5.kernel @spread(%0: !scamp5.areg) depth 0 registers ["A", "B", "C", "D", "
   scamp5.output %10 : !scamp5.areg
 }
 
-// CHECK: error: spread: too many live values at instruction 5 `%6 = mov2x %0 south west`: 6 value(s) stay live across it (%0, %1, %2, %3, %4, %5), so only 0 of the 6 registers (A, B, C, D, E, F) are free for the 1 register(s) its results and scratch need
+// CHECK: error: spread: out of registers at instruction 5 `%6 = mov2x %0 south west`: 6 value(s) stay live across it (%0, %1, %2, %3, %4, %5); it needs 1 register(s) besides its operands' for its results and scratch, but only 0 of the 6 registers (A, B, C, D, E, F) are free
 // CHECK-SAME: use more registers or a plan with fewer live values
 
-// FEW: error: spread: too many live values at instruction 2 `%3 = movx %0 south`: 3 value(s) stay live across it
+// FEW: error: spread: out of registers at instruction 2 `%3 = movx %0 south`: 3 value(s) stay live across it
 
 // MORE: scamp5.kernel @spread(%0: !scamp5.areg<A>) depth 0 registers ["A", "B", "C", "D", "E", "F", "G", "H"]
 // MORE: %10 = scamp5.add3 %7, %8, %9 : {{.*}} -> !scamp5.areg<A>
