@@ -75,10 +75,11 @@ def _separate_operands(program: Program, next_value: int) -> tuple[list[Instr], 
 def allocate(program: Program, registers: Sequence[str] | None = None) -> Program:
     """A copy of `program` with every value given a register from `registers` (default A..F).
 
-    Raises RegisterAllocationError naming the instruction where too many values are live.
+    Raises RegisterAllocationError naming the instruction where too many values are live. When the
+    first scan needs moves to place outputs (or fails), scans with other register preference orders
+    are tried and the one with fewest moves is kept.
     """
     regs = tuple(registers or DEFAULT_REGISTERS)
-    order = {r: k for k, r in enumerate(regs)}
     _check_pins(program, regs)
     values = [v for v, _ in program.inputs] + [r for i in program.instrs for r in i.results]
     next_value = max(values, default=-1) + 1
@@ -113,44 +114,85 @@ def allocate(program: Program, registers: Sequence[str] | None = None) -> Progra
             want[v] = reg
             reserved[reg] = (v, define[v])
 
-    reg_of: dict[int, str] = {}
-    holder: dict[str, int | None] = dict.fromkeys(regs)
-    for v, reg in program.inputs:
-        reg_of[v] = reg
-        if last[v] >= 0:
-            holder[reg] = v
+    scan = _Scan(program, regs, instrs, last, want, reserved, next_value)
+    first_error: RegisterAllocationError | None = None
+    best: tuple[int, Program] | None = None
+    for preference in _preferences(regs):
+        try:
+            result = scan.run(preference)
+        except RegisterAllocationError as e:
+            first_error = first_error or e
+            continue
+        moves = len(result.instrs) - len(instrs)
+        if best is None or moves < best[0]:
+            best = (moves, result)
+        if moves == 0:
+            break
+    if best is None:
+        assert first_error is not None
+        raise first_error
+    return best[1]
 
-    def blocked(reg: str, v: int, i: int) -> bool:
-        """Would `v` in `reg` keep `reg` from the output value reserved to it?"""
-        w = reserved.get(reg)
-        return w is not None and w[0] != v and w[1] > i and last[v] > w[1]
 
-    def rank(reg: str, v: int, i: int, in_place: set[str]) -> tuple[int, int]:
-        if want.get(v) == reg:
-            return (0, order[reg])
-        if blocked(reg, v, i):
-            return (4, order[reg])
-        if reg in in_place:
-            return (1, order[reg])
-        return (2 if reg not in reserved else 3, order[reg])
+def _preferences(regs: tuple[str, ...]):
+    """Register preference orders to try: the file's own order, then its rotations and reversals."""
+    yield regs
+    for k in range(1, len(regs)):
+        yield regs[k:] + regs[:k]
+    back = regs[::-1]
+    for k in range(len(regs)):
+        yield back[k:] + back[:k]
 
-    out: list[Instr] = []
-    for i, instr in enumerate(instrs):
-        dying = {o for o in instr.operands if last[o] == i}
-        free = [r for r in regs if holder[r] is None]
-        choice = _choose(instr, i, dying, free, reg_of, want, rank)
-        if choice is None:
-            raise _pressure_error(program, instr, i, regs, holder, last)
-        macro_name, result_regs, scratch = choice
-        for o in dying:
-            holder[reg_of[o]] = None
-        for v, reg in zip(instr.results, result_regs, strict=True):
+
+class _Scan:
+    """One linear scan over a prepared program, for a given register preference order."""
+
+    def __init__(self, program, regs, instrs, last, want, reserved, next_value):
+        self.program, self.regs, self.instrs = program, regs, instrs
+        self.last, self.want, self.reserved, self.next_value = last, want, reserved, next_value
+
+    def run(self, preference: tuple[str, ...]) -> Program:
+        program, regs, instrs = self.program, self.regs, self.instrs
+        last, want, reserved = self.last, self.want, self.reserved
+        order = {r: k for k, r in enumerate(preference)}
+        reg_of: dict[int, str] = {}
+        holder: dict[str, int | None] = dict.fromkeys(regs)
+        for v, reg in program.inputs:
             reg_of[v] = reg
-            holder[reg] = v if last[v] > i else None
-        out.append(Instr(macro_name, instr.results, instr.operands, instr.directions, tuple(scratch)))
+            if last[v] >= 0:
+                holder[reg] = v
 
-    outputs = _place_outputs(program, regs, out, reg_of, next_value)
-    return Program(program.name, list(program.inputs), out, outputs, reg_of)
+        def blocked(reg: str, v: int, i: int) -> bool:
+            """Would `v` in `reg` keep `reg` from the output value reserved to it?"""
+            w = reserved.get(reg)
+            return w is not None and w[0] != v and w[1] > i and last[v] > w[1]
+
+        def rank(reg: str, v: int, i: int, in_place: set[str]) -> tuple[int, int]:
+            if want.get(v) == reg:
+                return (0, order[reg])
+            if blocked(reg, v, i):
+                return (4, order[reg])
+            if reg in in_place:
+                return (1, order[reg])
+            return (2 if reg not in reserved else 3, order[reg])
+
+        out: list[Instr] = []
+        for i, instr in enumerate(instrs):
+            dying = {o for o in instr.operands if last[o] == i}
+            free = [r for r in preference if holder[r] is None]
+            choice = _choose(instr, i, dying, free, reg_of, want, rank)
+            if choice is None:
+                raise _pressure_error(program, instr, i, regs, holder, last)
+            macro_name, result_regs, scratch = choice
+            for o in dying:
+                holder[reg_of[o]] = None
+            for v, reg in zip(instr.results, result_regs, strict=True):
+                reg_of[v] = reg
+                holder[reg] = v if last[v] > i else None
+            out.append(Instr(macro_name, instr.results, instr.operands, instr.directions, tuple(scratch)))
+
+        outputs = _place_outputs(program, regs, out, reg_of, self.next_value)
+        return Program(program.name, list(program.inputs), out, outputs, reg_of)
 
 
 @cache
