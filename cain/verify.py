@@ -122,6 +122,13 @@ def verify_program(
         report.checks.append("symbolic: every output value holds exactly its goal")
 
     # symbolic, on the register file
+    if program.registers:
+        for kind, pins in (("input", program.inputs), ("output", program.outputs)):
+            for v, reg in pins:
+                if program.registers.get(v) != reg:
+                    report.problems.append(
+                        f"{kind} %{v} is pinned to register {reg} but allocated to {program.registers.get(v)}"
+                    )
     if program.registers and report.ok:
         _symbolic_registers(report, program, input_goals, output_goals, values, channels)
 

@@ -54,7 +54,7 @@ def test_a_clobbered_value_is_found_where_it_is_lost():
         "clobber",
         [(0, "A")],
         [Instr("movx", (1,), (0,), ("north",)), Instr("add", (2,), (0, 1)), Instr("neg", (3,), (0,))],
-        [(3, "C"), (2, "D")],
+        [(3, "C"), (2, "A")],
         {0: "A", 1: "B", 2: "A", 3: "C"},  # %2 overwrites A, but %0 is still read afterwards
     )
     with pytest.raises(
@@ -72,7 +72,7 @@ def test_reading_an_unset_register_is_rejected():
     program.instrs[0] = Instr("div", (1,), (0,), (), ("C",))
     program.registers = {0: "C", 1: "B"}  # the input is taken from C, but it arrives in A
     program.inputs = [(0, "A")]
-    with pytest.raises(VerificationError):
+    with pytest.raises(VerificationError, match="input %0 is pinned to register A but allocated to C"):
         verify_program(program, [Goal.identity(2)], [ONE], 1)
 
 
