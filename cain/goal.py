@@ -18,7 +18,7 @@ Offset = tuple[int, int]
 class Goal:
     """A multiset of signed atoms: `{atom: count}` with integer, non-zero counts."""
 
-    __slots__ = ("items", "_hash")
+    __slots__ = ("_hash", "items")
 
     items: tuple[tuple[Atom, int], ...]
 

@@ -27,6 +27,7 @@ def _run_lit() -> dict[str, tuple[bool, str]]:
                 [lit, "-q", "-j2", f"--xunit-xml-output={xml}", str(FILECHECK_DIR)],
                 capture_output=True,
                 text=True,
+                check=False,  # failures are read from the report, per test file
             )
             _lit_results = {}
             for case in ET.parse(xml).getroot().iter("testcase"):
@@ -67,7 +68,11 @@ class LitFile(pytest.File):
 
 
 def pytest_collect_file(parent, file_path: Path):
-    if file_path.suffix in (".mlir", ".cain") and FILECHECK_DIR in file_path.parents:
-        if "Inputs" not in file_path.parts and "Output" not in file_path.parts:
-            return LitFile.from_parent(parent, path=file_path)
+    if (
+        file_path.suffix in (".mlir", ".cain")
+        and FILECHECK_DIR in file_path.parents
+        and "Inputs" not in file_path.parts
+        and "Output" not in file_path.parts
+    ):
+        return LitFile.from_parent(parent, path=file_path)
     return None
