@@ -30,3 +30,19 @@ def test_language_doc_shows_the_grammar_and_parsing_examples():
     assert f.name == "gauss3x3" and f.depth == 4
     two_channels = next(b for b in code_blocks(doc) if "input  green" in b)
     assert parse_filter(two_channels, "doc.cain").inputs == (("green", "A"), ("red", "B"))
+
+
+def test_language_doc_shows_real_goal_ir():
+    from io import StringIO
+
+    from xdsl.printer import Printer
+
+    from cain.frontend import lower_source
+
+    doc = ROOT / "docs" / "language.md"
+    (shown,) = [b for b in code_blocks(doc) if b.startswith("goal.filter @rgb_luma_edge")]
+    example = ROOT / "examples" / "rgb_luma_edge.cain"
+    (op,) = lower_source(example.read_text(), str(example)).ops
+    out = StringIO()
+    Printer(stream=out).print_op(op)
+    assert out.getvalue().strip() == shown.strip()
