@@ -45,6 +45,10 @@ class SearchConfig:
     exhaustive_atoms: int = 6
     """Goals with at most this many atoms are split every possible way; bigger ones by the cheaper
     atom-distance generator."""
+    scaled_relations: int = 0
+    """Also split goals along halved (1, 2, ... times) copies of the other goals of the bag."""
+    scaled_patterns: bool = False
+    """The heuristic counts goals equal up to translation and a power-of-two scale as one pattern."""
     cache_limit: int = 3_000_000
     """Most goal-bags remembered for culling; the cache is emptied when it grows past this."""
 
@@ -164,6 +168,8 @@ class Worker:
             heuristic=cfg.heuristic,
             seed=cfg.seed * 1000 + index,
             jitter=(0.0, 0.15, 0.3, 0.5)[variant] if index else 0.0,
+            scaled_relations=cfg.scaled_relations,
+            scaled_patterns=cfg.scaled_patterns,
         )
         self.branch = cfg.branch + (0, 8, -8, 16)[variant]
         self.icws_cost = cfg.cost == "icws"

@@ -92,7 +92,11 @@ class Space:
         heuristic: str = "scamp5",
         seed: int = 0,
         jitter: float = 0.0,
+        scaled_relations: int = 0,
+        scaled_patterns: bool = False,
     ):
+        self.scaled_relations = scaled_relations
+        self.scaled_patterns = scaled_patterns
         self.macros = instruction_set(instruction_set_name)
         self.depth = depth
         self.registers = registers
@@ -163,6 +167,10 @@ class Space:
         self.dist.append(dist)
         if len(goal) >= 2:
             p = G.pattern(goal)
+            if self.scaled_patterns:
+                k = (g & -g).bit_length() - 1
+                if k:
+                    p = tuple((x, y, z, c >> k) for x, y, z, c in p)
             self.pat.append(self._pattern_ids.setdefault(p, len(self._pattern_ids)))
         else:
             self.pat.append(-1)
@@ -188,12 +196,14 @@ class Space:
     def cost(self, bag: tuple[int, ...]) -> float:
         """The SCAMP-5 local heuristic of a goal-bag (lower is better), after the paper's equation 10:
         atoms plus their distance from the origin (halved for a goal inside another goal of the bag), plus
-        the squared size of each distinct pattern (goals equal up to translation count once), plus
+        the squared size of each distinct pattern (goals equal up to translation count once; a goal held
+        twice counts twice), plus
         `2^d / smallest count`, which grows with the divisions still needed."""
         tot, dist, pat = self.tot, self.dist, self.pat
         h = 0.0
         seen = set()
         minabs = 1 << 60
+        last = -1
         for g in bag:
             t = tot[g]
             d = dist[g]
@@ -207,6 +217,9 @@ class Space:
             if p >= 0 and p not in seen:
                 seen.add(p)
                 h += t * t
+            elif g == last:
+                h += t * t  # a second register holding the same goal shares nothing with it
+            last = g
             m = self.minabs[g]
             if 0 < m < minabs:
                 minabs = m
@@ -356,8 +369,13 @@ class Space:
         ug, gg = self.goal_of[u], self.goal_of[g]
         out = []
         seen = set()
-        for sgn in (1, -1):
-            base = gg if sgn > 0 else G.neg(gg)
+        bases = [gg]
+        for _ in range(self.scaled_relations):
+            half = G.halved(bases[-1])
+            if half is None:
+                break
+            bases.append(half)
+        for base in [b for g0 in bases for b in (g0, G.neg(g0))]:
             for off in ((0, 0), *self.shift_offsets):
                 p = G.overlap(ug, G.shift(base, *off))
                 if not p or p == ug:
@@ -425,7 +443,7 @@ class Space:
                 for i, lo in enumerate(lowers):
                     if lo in lowers[:i]:
                         size += 1  # a second register holding the same goal
-                        q += contrib(lo, pats)
+                        q += contrib(lo, pats) + tot[lo] * tot[lo]
                     elif lo not in rest_set:
                         if i in form.share:
                             extra = 0
@@ -498,7 +516,7 @@ class Space:
         r = self._split_forms.get(split)
         if r is not None:
             return r
-        if len(self._split_forms) > 200_000:
+        if len(self._split_forms) > 50_000:
             self._split_forms.clear()
         goal_of = self.goal_of
         a, b = split
