@@ -84,6 +84,13 @@ class CainOptMain(xDSLOptMain):
 
         self.available_frontends["cain"] = parse_cain
 
+        def parse_json(io: IO[bytes]) -> ModuleOp:
+            from cain.frontend_json import lower_source
+
+            return lower_source(io.read().decode(), self.get_input_name(), self.frontend_overrides())
+
+        self.available_frontends["json"] = parse_json
+
     def register_all_arguments(self, arg_parser: argparse.ArgumentParser):
         super().register_all_arguments(arg_parser)
         from cain.frontend import add_override_arguments
@@ -127,7 +134,7 @@ class CainOptMain(xDSLOptMain):
                     "or choose a reader with --frontend)"
                 )
         chunks, file_extension = super().prepare_input()
-        if file_extension != "cain" and self.frontend_overrides():
+        if file_extension not in ("cain", "json") and self.frontend_overrides():
             for chunk, _ in chunks:
                 chunk.close()
             given = ", ".join(f"--{k.replace('_', '-')}" for k in self.frontend_overrides())
