@@ -1,0 +1,631 @@
+"""Filter configs in the JSON format of the Java Cain tool, read into the same `Filter` as a `.cain` file.
+
+The format is described in docs/language.md ("JSON filter configs"). Every mistake is a `CainError`
+pointing at the offending key or value; search settings of the old tool are checked and then ignored.
+"""
+
+from __future__ import annotations
+
+import json
+import re
+from bisect import bisect_right
+from collections.abc import Mapping
+from dataclasses import dataclass, field
+from fractions import Fraction
+from json.decoder import scanstring
+from json.scanner import NUMBER_RE
+from pathlib import Path
+
+from xdsl.dialects.builtin import ModuleOp
+
+from cain.approx import ApproximationError, approximate, format_fraction
+from cain.diagnostics import CainError, Location
+from cain.filter import Filter, Kernel
+from cain.frontend import (
+    DEFAULT_INSTRUCTION_SET,
+    DEFAULT_MAX_DEPTH,
+    DEFAULT_MAX_ERROR,
+    MAX_EXPONENT,
+    OVERRIDE_KEYS,
+    check_instruction_set,
+    check_max_depth,
+    check_max_error,
+    check_registers,
+)
+from cain.isa import DEFAULT_REGISTERS, INSTRUCTION_SETS
+
+Matrix = tuple[tuple[Fraction, ...], ...]
+
+# -- JSON values with their positions --------------------------------------------------------------
+
+
+@dataclass
+class Node:
+    """A JSON value and where it starts; objects map keys to `Member`s, arrays hold `Node`s."""
+
+    value: object
+    offset: int
+    text: str = ""
+    """The number as written (so `0.1` is read exactly as 1/10)."""
+
+
+@dataclass
+class Member:
+    """A key of a JSON object, where the key starts, and its value."""
+
+    key: str
+    offset: int
+    node: Node
+
+
+_WHITESPACE = re.compile(r"[ \t\n\r]*")
+
+
+@dataclass
+class _Source:
+    """The config text: turns offsets into `Location`s and reads JSON keeping positions."""
+
+    filename: str
+    text: str
+    line_starts: list[int] = field(default_factory=list)
+
+    def __post_init__(self) -> None:
+        self.line_starts = [0] + [m.end() for m in re.finditer(r"\r\n|\r|\n", self.text)]
+
+    def at(self, where: Node | Member | int | None) -> Location | None:
+        if where is None:
+            return None
+        offset = where if isinstance(where, int) else where.offset
+        line = bisect_right(self.line_starts, offset)
+        start = self.line_starts[line - 1]
+        end = self.line_starts[line] if line < len(self.line_starts) else len(self.text)
+        return Location(self.filename, line, offset - start + 1, self.text[start:end].rstrip("\r\n"))
+
+    def error(self, message: str, where: Node | Member | int | None = None) -> CainError:
+        return CainError(message, self.at(where))
+
+    def parse(self) -> Node:
+        """The document as `Node`s; a `CainError` at the first syntax error."""
+        try:
+            json.loads(self.text, parse_constant=lambda name: None)
+        except json.JSONDecodeError as e:
+            message = e.msg[0].lower() + e.msg[1:]
+            raise self.error(f"JSON syntax error: {message}", e.pos) from None
+        except RecursionError:
+            raise self.error("JSON syntax error: the document is nested too deeply", 0) from None
+        node, end = self._value(self._skip(0))
+        assert self._skip(end) == len(self.text)
+        return node
+
+    def _skip(self, offset: int) -> int:
+        match = _WHITESPACE.match(self.text, offset)
+        assert match is not None
+        return match.end()
+
+    def _value(self, offset: int) -> tuple[Node, int]:
+        """The value at `offset` (the text is valid JSON: `json.loads` checked it)."""
+        char = self.text[offset]
+        if char == "{":
+            members: dict[str, Member] = {}
+            end = self._skip(offset + 1)
+            if self.text[end] == "}":
+                return Node(members, offset), end + 1
+            while True:
+                key_at = end
+                key, end = scanstring(self.text, key_at + 1)
+                end = self._skip(self._skip(end) + 1)  # past the ':'
+                node, end = self._value(end)
+                if key in members:
+                    first = self.at(members[key].offset)
+                    raise self.error(
+                        f"key '{key}' is given twice (first on line {first.line if first else '?'}); remove one",
+                        key_at,
+                    )
+                members[key] = Member(key, key_at, node)
+                end = self._skip(end)
+                if self.text[end] == "}":
+                    return Node(members, offset), end + 1
+                end = self._skip(end + 1)
+        if char == "[":
+            items: list[Node] = []
+            end = self._skip(offset + 1)
+            if self.text[end] == "]":
+                return Node(items, offset), end + 1
+            while True:
+                node, end = self._value(end)
+                items.append(node)
+                end = self._skip(end)
+                if self.text[end] == "]":
+                    return Node(items, offset), end + 1
+                end = self._skip(end + 1)
+        if char == '"':
+            string, end = scanstring(self.text, offset + 1)
+            return Node(string, offset), end
+        for word, value in (("true", True), ("false", False), ("null", None)):
+            if self.text.startswith(word, offset):
+                return Node(value, offset), offset + len(word)
+        for word in ("NaN", "Infinity", "-Infinity"):
+            if self.text.startswith(word, offset):
+                raise self.error(f"'{word}' is not a number; JSON configs need finite numbers", offset)
+        match = NUMBER_RE.match(self.text, offset)
+        assert match is not None
+        return Node(_number(match.group(0), self, offset), offset, match.group(0)), match.end()
+
+
+def _number(text: str, source: _Source, offset: int) -> Fraction:
+    exponent = re.search(r"[eE]([+-]?\d+)$", text)
+    if exponent and abs(int(exponent.group(1))) > MAX_EXPONENT:
+        raise source.error(f"'{text}' is out of range (exponents up to {MAX_EXPONENT})", offset)
+    return Fraction(text)
+
+
+# -- checking values -------------------------------------------------------------------------------
+
+_TYPE_WORDS = {
+    "object": "an object {...}",
+    "array": "an array [...]",
+    "string": "a string",
+    "number": "a number",
+    "integer": "an integer",
+    "boolean": "true or false",
+}
+
+
+def _kind(node: Node) -> str:
+    value = node.value
+    if isinstance(value, dict):
+        return "an object"
+    if isinstance(value, list):
+        return "an array"
+    if isinstance(value, str):
+        return f"the string {json.dumps(value)}"
+    if isinstance(value, bool):
+        return str(value).lower()
+    if value is None:
+        return "null"
+    return f"the number {node.text}"
+
+
+def _is(node: Node, kind: str) -> bool:
+    value = node.value
+    if kind == "object":
+        return isinstance(value, dict)
+    if kind == "array":
+        return isinstance(value, list)
+    if kind == "string":
+        return isinstance(value, str)
+    if kind == "boolean":
+        return isinstance(value, bool)
+    if kind == "number":
+        return isinstance(value, Fraction)
+    if kind == "integer":
+        return isinstance(value, Fraction) and value.denominator == 1
+    raise AssertionError(kind)
+
+
+def _expect(node: Node, kinds: str, what: str, source: _Source) -> None:
+    """Raise unless `node` is one of `kinds` (`"string|object"`)."""
+    options = kinds.split("|")
+    if not any(_is(node, k) for k in options):
+        wanted = " or ".join(_TYPE_WORDS[k] for k in options)
+        raise source.error(f"{what} must be {wanted}, not {_kind(node)}", node)
+
+
+@dataclass(frozen=True)
+class _Key:
+    """A key an object may hold: its JSON type(s), whether it must be there, and what it means."""
+
+    kinds: str
+    meaning: str
+    required: bool = False
+    values: tuple[str, ...] = ()
+    """For strings: the values the old tool accepts (checked, case-sensitive as there)."""
+
+
+RUN_CONFIG: dict[str, _Key] = {
+    "searchTime": _Key("integer", "search time limit in milliseconds"),
+    "timeOut": _Key("boolean", "whether the search stops at searchTime"),
+    "workers": _Key("integer", "number of search threads"),
+    "traversalAlgorithm": _Key(
+        "string", "traversal", values=("SOT", "CGDS", "BFS", "DFS", "HOS", "BestFirstSearch")
+    ),
+    "costFunction": _Key(
+        "string",
+        "cost function",
+        values=(
+            "CircuitDepth",
+            "InstructionCost",
+            "CircuitDepthThenLength",
+            "LengthThenCircuitDepth",
+            "PlanLength",
+        ),
+    ),
+    "liveCounter": _Key("boolean", "live progress line"),
+    "livePrintPlans": _Key("integer", "announce plans as they are found"),
+    "quiet": _Key("boolean", "no start/stop messages"),
+    "initialMaxDepth": _Key("integer", "longest plan searched"),
+    "forcedDepthReduction": _Key("integer", "plan length reduction required after each plan"),
+    "initialMaxCost": _Key("integer", "highest plan cost searched"),
+    "forcedCostReduction": _Key("integer", "plan cost reduction required after each plan"),
+    "allowableAtomsCoefficient": _Key("integer", "atom-count pruning factor"),
+    "goalReductionsPerStep": _Key("integer", "goal-count pruning rate"),
+    "goalReductionsTolerance": _Key("integer", "goal-count pruning tolerance"),
+}
+"""The old tool's search settings: checked, then ignored (Cain's search has its own options)."""
+
+STRATEGY: dict[str, _Key] = {
+    "name": _Key(
+        "string",
+        "pair generation strategy",
+        values=("Threshold", "Exhaustive", "AtomDistance", "AtomDistanceSorted"),
+    ),
+    "ops": _Key("string", "instruction set"),
+    "threshold": _Key("integer", "goal size above which the cheap pair generator is used"),
+    "heuristic": _Key("string|object", "heuristic"),
+}
+
+PAIR_GEN: dict[str, _Key] = {
+    "name": _Key("string", "target and goal representation"),
+    "configGetter": _Key("string|object", "pair generation strategy"),
+    "strategy": _Key("object", "pair generation strategy"),
+    "ops": _Key("string", "instruction set"),
+    "threshold": _Key("integer", "goal size above which the cheap pair generator is used"),
+    "heuristic": _Key("string|object", "heuristic"),
+    "outputFormat": _Key("object", "code printer settings"),
+}
+
+REGISTER_ALLOCATOR: dict[str, _Key] = {
+    "name": _Key("string", "register allocator", values=("linearScan",)),
+    "availableRegisters": _Key("array", "the register file"),
+    "initialRegisters": _Key("array", "the input registers"),
+}
+
+TOP_LEVEL: dict[str, _Key] = {
+    "name": _Key("string", "the filter's name"),
+    "id": _Key("string", "the filter's name"),
+    "verbose": _Key("integer|boolean", "verbosity of the old tool"),
+    "target": _Key("string", "target machine", values=("scamp5",)),
+    "mode": _Key("string", "register kind", values=("analogue",)),
+    "goalSystem": _Key(
+        "string", "goal representation", values=("Atom", "Array", "Kernel3D", "atom", "array")
+    ),
+    "maxApproximationDepth": _Key("integer", "largest approximation depth"),
+    "maxApproximationError": _Key("number", "largest total approximation error"),
+    "3d": _Key(
+        "boolean", "innermost arrays are a centred third dimension (true) or the input channels (false)"
+    ),
+    "filter": _Key("object", "output register -> kernel", required=True),
+    "availableRegisters": _Key("array", "the register file"),
+    "initialRegisters": _Key("array", "the input registers"),
+    "registerAllocator": _Key("object", "register file and input registers"),
+    "runConfig": _Key("object", "search settings of the old tool"),
+    "pairGen": _Key("object", "instruction set and pair generation"),
+    "verifier": _Key("string", "plan checker of the old tool"),
+}
+
+KERNEL: dict[str, _Key] = {
+    "array": _Key("array", "the weights", required=True),
+    "depth": _Key("integer", "the weights are multiplied by 2^depth"),
+    "scale": _Key("number", "the weights are multiplied by scale"),
+}
+
+PAIR_GENERATORS = ("Scamp5", "Scamp5AnalogueAtomGoal", "Scamp5AnalogueArrayGoal")
+"""`pairGen.name`s of the old tool that target SCAMP-5's analogue registers, which Cain compiles for."""
+
+
+def _members(node: Node, schema: dict[str, _Key], what: str, source: _Source) -> dict[str, Member]:
+    """The members of an object, each checked against `schema`: unknown keys, types, required keys."""
+    _expect(node, "object", what, source)
+    members: dict[str, Member] = node.value  # type: ignore[assignment]
+    for key, member in members.items():
+        spec = schema.get(key)
+        if spec is None:
+            known = ", ".join(schema)
+            raise source.error(f"unknown key '{key}' in {what} (known keys: {known})", member)
+        _expect(member.node, spec.kinds, f"'{key}'", source)
+        if spec.values and member.node.value not in spec.values:
+            raise source.error(
+                f"'{key}' is {_kind(member.node)}; Cain reads only {', '.join(map(json.dumps, spec.values))}",
+                member.node,
+            )
+    missing = [key for key, spec in schema.items() if spec.required and key not in members]
+    if missing:
+        raise source.error(f"{what} has no '{missing[0]}' ({schema[missing[0]].meaning}); add it", node)
+    return members
+
+
+def _registers(node: Node, what: str, source: _Source) -> tuple[str, ...]:
+    _expect(node, "array", what, source)
+    for item in node.value:  # type: ignore[union-attr]
+        _expect(item, "string", f"every entry of {what}", source)
+    try:
+        return check_registers([item.value for item in node.value])  # type: ignore[union-attr]
+    except ValueError as e:
+        bad = next((i for i in node.value if str(i.value) in str(e)), node)  # type: ignore[union-attr]
+        raise source.error(f"{what}: {e}", bad) from None
+
+
+def _instruction_set(pair_gen: Member, source: _Source) -> tuple[str | None, Node | None]:
+    """`ops` from `pairGen` (old layout) or its `configGetter`/`strategy` object (newer layouts)."""
+    members = _members(pair_gen.node, PAIR_GEN, "'pairGen'", source)
+    name = members.get("name")
+    if name is not None and name.node.value not in PAIR_GENERATORS:
+        raise source.error(
+            f"pairGen {_kind(name.node)} is not supported: Cain compiles for SCAMP-5's analogue registers "
+            f"(use one of {', '.join(map(json.dumps, PAIR_GENERATORS))})",
+            name.node,
+        )
+    ops = members.get("ops")
+    for key in ("configGetter", "strategy"):
+        inner = members.get(key)
+        if inner is None:
+            continue
+        if isinstance(inner.node.value, str):
+            if inner.node.value not in STRATEGY["name"].values:
+                allowed = ", ".join(map(json.dumps, STRATEGY["name"].values))
+                raise source.error(
+                    f"'{key}' is {_kind(inner.node)}; the old tool knows {allowed}", inner.node
+                )
+            continue
+        strategy = _members(inner.node, STRATEGY, f"'{key}'", source)
+        if "ops" in strategy:
+            if ops is not None:
+                raise source.error(
+                    f"'ops' is given twice (also on line {source.at(ops).line}); keep one", strategy["ops"]
+                )
+            ops = strategy["ops"]
+    if ops is None:
+        return None, None
+    return str(ops.node.value), ops.node
+
+
+# -- the filter ------------------------------------------------------------------------------------
+
+
+def parse_filter(text: str, filename: str, overrides: Mapping[str, object] | None = None) -> Filter:
+    """The filter a JSON config describes, with its goals approximated; `overrides` (keys `max_depth`,
+    `max_error`, `registers`, `instruction_set`) replace the file's settings, as for a `.cain` file."""
+    source = _Source(filename, text)
+    if not text.strip():
+        raise source.error('the file is empty; a JSON filter config is an object {"filter": {...}, ...}', 0)
+    root = source.parse()
+    _expect(root, "object", "a JSON filter config", source)
+    members = _members(root, TOP_LEVEL, "the config", source)
+
+    # name
+    named = members.get("name") or members.get("id")
+    stem = named.node.value if named is not None else Path(filename).stem
+    name = re.sub(r"\W", "_", str(stem)) or "filter"
+    if name[0].isdigit():
+        name = f"filter_{name}"
+
+    # registers: at the top (older files) or in registerAllocator (newer files)
+    allocator = members.get("registerAllocator")
+    holder = members
+    if allocator is not None:
+        holder = _members(allocator.node, REGISTER_ALLOCATOR, "'registerAllocator'", source)
+        for key in ("availableRegisters", "initialRegisters"):
+            if key in members:
+                raise source.error(
+                    f"'{key}' is given both here and in 'registerAllocator' (line "
+                    f"{source.at(allocator).line}); keep one",
+                    members[key],
+                )
+    registers = DEFAULT_REGISTERS
+    available = holder.get("availableRegisters")
+    if available is not None:
+        registers = _registers(available.node, "'availableRegisters'", source)
+    initial = holder.get("initialRegisters")
+    if initial is None:
+        where = "'registerAllocator'" if allocator is not None else "the config"
+        raise source.error(
+            f"{where} has no 'initialRegisters' (the registers the input channels arrive in); "
+            'add one, e.g. "initialRegisters": ["A"]',
+            allocator.node if allocator is not None else root,
+        )
+    input_registers = _registers(initial.node, "'initialRegisters'", source)
+
+    # approximation and instruction set
+    options: dict[str, object] = {}
+    option_at: dict[str, Node] = {}
+    for key, option, check in (
+        ("maxApproximationDepth", "max_depth", check_max_depth),
+        ("maxApproximationError", "max_error", check_max_error),
+    ):
+        if key in members:
+            node = members[key].node
+            try:
+                options[option] = check(node.value)
+            except ValueError as e:
+                raise source.error(f"'{key}': {e}", node) from None
+            option_at[option] = node
+    if "pairGen" in members:
+        ops, ops_node = _instruction_set(members["pairGen"], source)
+        if ops is not None:
+            try:
+                options["instructions"] = check_instruction_set(ops)
+            except ValueError:
+                raise source.error(
+                    f"unknown instruction set '{ops}' in 'ops' (choose from {', '.join(INSTRUCTION_SETS)})",
+                    ops_node,
+                ) from None
+    if "runConfig" in members:
+        _members(members["runConfig"].node, RUN_CONFIG, "'runConfig'", source)
+    options["registers"] = registers
+    for key, value in (overrides or {}).items():
+        if value is None:
+            continue
+        if key not in OVERRIDE_KEYS:
+            raise CainError(f"unknown override '{key}' (known: {', '.join(OVERRIDE_KEYS)})")
+        option = OVERRIDE_KEYS[key]
+        check = {
+            "max_depth": check_max_depth,
+            "max_error": check_max_error,
+            "registers": check_registers,
+            "instructions": check_instruction_set,
+        }[option]
+        try:
+            options[option] = check(value)
+        except ValueError as e:
+            raise CainError(f"--{key.replace('_', '-')}: {e}") from None
+        option_at.pop(option, None)
+    registers = options["registers"]  # type: ignore[assignment]
+    max_depth: int = options.get("max_depth", DEFAULT_MAX_DEPTH)  # type: ignore[assignment]
+    max_error: Fraction = options.get("max_error", DEFAULT_MAX_ERROR)  # type: ignore[assignment]
+    instructions: str = options.get("instructions", DEFAULT_INSTRUCTION_SET)  # type: ignore[assignment]
+    where_registers = "'availableRegisters' or --registers"
+
+    # inputs
+    for register, item in zip(input_registers, initial.node.value, strict=True):  # type: ignore[arg-type]
+        if register not in registers:
+            raise source.error(
+                f"input register '{register}' is not in the register file ({' '.join(registers)}); "
+                f"add it to {where_registers}",
+                item,
+            )
+    inputs = tuple((r, r) for r in input_registers)
+
+    # outputs
+    filter_members = members["filter"].node.value
+    if not filter_members:
+        raise source.error(
+            'the filter has no kernels; map an output register to its weights, e.g. "A": {"depth": -4, '
+            '"array": [[1, 2, 1], [2, 4, 2], [1, 2, 1]]}',
+            members["filter"].node,
+        )
+    three_d = bool(members["3d"].node.value) if "3d" in members else False
+    weights_per_kernel: list[tuple[Matrix, ...]] = []
+    outputs: list[Member] = []
+    for register, member in filter_members.items():  # type: ignore[union-attr]
+        if register not in registers:
+            raise source.error(
+                f"output register '{register}' is not in the register file ({' '.join(registers)}); "
+                f"use one of those, or add it to {where_registers}",
+                member,
+            )
+        weights = _kernel(member, len(inputs), three_d, source)
+        if all(w == 0 for m in weights for row in m for w in row):
+            raise source.error(f"kernel '{register}' is empty (all its weights are zero)", member)
+        weights_per_kernel.append(weights)
+        outputs.append(member)
+
+    try:
+        depth, goals, errors = approximate(weights_per_kernel, max_depth, max_error)
+    except ApproximationError as err:
+        at_max = err.errors
+        worst = max(range(len(outputs)), key=lambda i: at_max[i])
+        detail = (
+            ""
+            if len(outputs) == 1
+            else f" (kernel '{outputs[worst].key}' contributes {format_fraction(at_max[worst])})"
+        )
+        message = err.message.replace("max_depth", "maxApproximationDepth").replace(
+            "max_error", "maxApproximationError"
+        )
+        raise source.error(message + detail, option_at.get("max_error", outputs[worst])) from None
+    for output, goal in zip(outputs, goals, strict=True):
+        if not goal:
+            raise source.error(
+                f"kernel '{output.key}' rounds to zero at depth {depth}: lower maxApproximationError so that its "
+                "weights survive the approximation",
+                output,
+            )
+    kernels = tuple(
+        Kernel(o.key, o.key, w, g, e)
+        for o, w, g, e in zip(outputs, weights_per_kernel, goals, errors, strict=True)
+    )
+    return Filter(name, inputs, kernels, depth, tuple(registers), instructions)
+
+
+def _kernel(member: Member, channels: int, three_d: bool, source: _Source) -> tuple[Matrix, ...]:
+    """One matrix of weights per input channel from a kernel: a bare array or {array, depth, scale}."""
+    what = f"kernel '{member.key}'"
+    scale = Fraction(1)
+    node = member.node
+    if not isinstance(node.value, list):
+        _expect(node, "object|array", what, source)
+        parts = _members(node, KERNEL, what, source)
+        if "scale" in parts:
+            scale = parts["scale"].node.value  # type: ignore[assignment]
+        if "depth" in parts:
+            depth_node = parts["depth"].node
+            depth = int(depth_node.value)  # type: ignore[arg-type]
+            if abs(depth) > MAX_EXPONENT:
+                raise source.error(
+                    f"depth {depth} is out of range (-{MAX_EXPONENT} to {MAX_EXPONENT})", depth_node
+                )
+            scale *= Fraction(2) ** depth
+        node = parts["array"].node
+    return _array(node, scale, channels, three_d, what, source)
+
+
+def _array(node: Node, scale: Fraction, channels: int, three_d: bool, what: str, source: _Source):
+    """The weights of `array[row][column]`, each entry a number (channel 0) or an array of one number per
+    channel (with `3d`, an array centred on channel 0, as the old tool reads it)."""
+    _expect(node, "array", f"the array of {what}", source)
+    rows: list[Node] = node.value  # type: ignore[assignment]
+    if not rows:
+        raise source.error(f"the array of {what} is empty; give rows of weights, e.g. [[1, 2, 1]]", node)
+    for row in rows:
+        _expect(row, "array", f"each row of {what}", source)
+        if not row.value:
+            raise source.error(f"a row of {what} is empty", row)
+    width = len(rows[0].value)  # type: ignore[arg-type]
+    for i, row in enumerate(rows):
+        if len(row.value) != width:  # type: ignore[arg-type]
+            raise source.error(
+                f"ragged array: row {i + 1} of {what} has {_entries(len(row.value))} but row 1 has "  # type: ignore[arg-type]
+                f"{_entries(width)}; every row needs the same number of entries",
+                row,
+            )
+    entries = [entry for row in rows for entry in row.value]  # type: ignore[union-attr]
+    centre = 0
+    if three_d:
+        for entry in entries:
+            _expect(entry, "array", f'with "3d": true, each entry of {what}', source)
+        sizes = {len(e.value) for e in entries}  # type: ignore[arg-type]
+        if len(sizes) > 1:
+            raise source.error(
+                f'with "3d": true, the innermost arrays of {what} must all have one length (they have '
+                f"{' and '.join(map(str, sorted(sizes)))})",
+                node,
+            )
+        centre = sizes.pop() // 2
+    matrices = [[[Fraction(0)] * width for _ in rows] for _ in range(channels)]
+    for r, row in enumerate(rows):
+        for c, entry in enumerate(row.value):  # type: ignore[arg-type]
+            values = entry.value if isinstance(entry.value, list) else [entry]
+            if not values:
+                raise source.error(
+                    f"an entry of {what} is an empty array; give one weight per channel", entry
+                )
+            for k, weight in enumerate(values):
+                _expect(weight, "number", f"a weight of {what}", source)
+                z = k - centre
+                if weight.value == 0:
+                    continue
+                if not 0 <= z < channels:
+                    raise source.error(_channel_message(z, k, centre, channels, three_d), weight)
+                matrices[z][r][c] = scale * weight.value  # type: ignore[operator]
+    return tuple(tuple(tuple(row) for row in m) for m in matrices)
+
+
+def _channel_message(z: int, k: int, centre: int, channels: int, three_d: bool) -> str:
+    inputs = f"{channels} input register{'s' if channels != 1 else ''} in 'initialRegisters'"
+    if three_d:
+        return (
+            f'with "3d": true the innermost arrays are centred, so entry {k + 1} is channel {z}; there are only '
+            f'{inputs} (channels 0 to {channels - 1}). Use "3d": false to number channels from the first entry'
+        )
+    return f"this weight is for channel {z + 1}, but there are only {inputs}; add its input register there"
+
+
+def _entries(n: int) -> str:
+    return f"{n} entry" if n == 1 else f"{n} entries"
+
+
+def lower_source(text: str, filename: str, overrides: Mapping[str, object] | None = None) -> ModuleOp:
+    """A module holding the `goal.filter` of a JSON config."""
+    from cain.dialects.goal import filter_to_op
+
+    return ModuleOp([filter_to_op(parse_filter(text, filename, overrides))])
