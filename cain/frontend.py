@@ -22,6 +22,7 @@ from xdsl.dialects.builtin import ModuleOp
 from cain.approx import ApproximationError, approximate, format_fraction
 from cain.diagnostics import CainError, Location
 from cain.filter import Filter, Kernel
+from cain.goal import Goal
 from cain.isa import DEFAULT_REGISTERS, INSTRUCTION_SETS, NEIGHBOUR_NEWS, NEWS
 
 DEFAULT_MAX_DEPTH = 8
@@ -299,188 +300,214 @@ _CHECKS = {
 class _Output:
     name: Token
     register: Token
-    weights: dict[int, tuple[tuple[Fraction, ...], ...]]
-    statement: Tree
+    weights: Weights
+    """One matrix per input channel (zero for a channel the kernel does not mention)."""
 
 
 def parse_filter(text: str, filename: str, overrides: Mapping[str, object] | None = None) -> Filter:
     """The filter a kernel file describes, with its goals approximated; `overrides` (keys `max_depth`,
     `max_error`, `registers`, `instruction_set`) replace the file's options, as on the command line."""
-    source = _Source(filename, text.splitlines())
-    tree = parse_tree(text, filename)
-    statements: dict[str, list[Tree]] = {
-        "filter_stmt": [],
-        "input_stmt": [],
-        "output_stmt": [],
-        "option_stmt": [],
-    }
-    for statement in tree.children:
-        statements[statement.data].append(statement)
+    return _FilterReader(_Source(filename, text.splitlines()), parse_tree(text, filename)).read(overrides)
 
-    # name
-    if len(statements["filter_stmt"]) > 1:
-        raise source.error(
-            "a file describes one filter; remove the second `filter` line", statements["filter_stmt"][1]
+
+class _FilterReader:
+    """Checks a parse tree statement by statement and builds the `Filter`; every error is located."""
+
+    def __init__(self, source: _Source, tree: Tree):
+        self.source = source
+        self.statements: dict[str, list[Tree]] = {
+            kind: [] for kind in ("filter_stmt", "input_stmt", "output_stmt", "option_stmt")
+        }
+        for statement in tree.children:
+            self.statements[statement.data].append(statement)
+        self.option_at: dict[str, Tree] = {}
+        self.registers: tuple[str, ...] = DEFAULT_REGISTERS
+
+    def read(self, overrides: Mapping[str, object] | None) -> Filter:
+        options = self.options(overrides)
+        self.registers = options.get("registers", DEFAULT_REGISTERS)  # type: ignore[assignment]
+        inputs = self.inputs()
+        outputs = self.outputs(inputs)
+        depth, goals, errors = self.approximate(
+            outputs,
+            options.get("max_depth", DEFAULT_MAX_DEPTH),  # type: ignore[arg-type]
+            options.get("max_error", DEFAULT_MAX_ERROR),  # type: ignore[arg-type]
         )
-    if statements["filter_stmt"]:
-        name = str(statements["filter_stmt"][0].children[0])
-    else:
-        stem = re.sub(r"\W", "_", Path(filename).stem)
-        name = stem if stem and not stem[0].isdigit() else f"filter_{stem}"
+        kernels = tuple(
+            Kernel(str(o.name), str(o.register), o.weights, g, e)
+            for o, g, e in zip(outputs, goals, errors, strict=True)
+        )
+        instructions = str(options.get("instructions", DEFAULT_INSTRUCTION_SET))
+        return Filter(self.name(), tuple(inputs), kernels, depth, self.registers, instructions)
 
-    # options: the file's, then the command line's
-    options: dict[str, object] = {}
-    option_at: dict[str, Tree] = {}
-    for statement in statements["option_stmt"]:
-        key, *values = statement.children
-        if key not in OPTIONS:
-            known = ", ".join(OPTIONS)
-            raise source.error(f"unknown option '{key}' (known options: {known})", key)
-        if key in options:
-            raise source.error(f"option {key} is set twice (first on line {option_at[key].meta.line})", key)
+    def name(self) -> str:
+        """The `filter` line's name, or else the file's stem."""
+        statements = self.statements["filter_stmt"]
+        if len(statements) > 1:
+            raise self.source.error(
+                "a file describes one filter; remove the second `filter` line", statements[1]
+            )
+        if statements:
+            return str(statements[0].children[0])
+        stem = re.sub(r"\W", "_", Path(self.source.filename).stem)
+        return stem if stem and not stem[0].isdigit() else f"filter_{stem}"
+
+    def options(self, overrides: Mapping[str, object] | None) -> dict[str, object]:
+        """The file's options, checked, then replaced by the command line's."""
+        source = self.source
+        options: dict[str, object] = {}
+        for statement in self.statements["option_stmt"]:
+            key, *values = statement.children
+            if key not in OPTIONS:
+                raise source.error(f"unknown option '{key}' (known options: {', '.join(OPTIONS)})", key)
+            if key in options:
+                first = self.option_at[str(key)].meta.line
+                raise source.error(f"option {key} is set twice (first on line {first})", key)
+            try:
+                options[str(key)] = _CHECKS[str(key)](self.option_value(key, values))
+            except ValueError as e:
+                raise source.error(str(e), values[0]) from None
+            self.option_at[str(key)] = statement
+        for key, value in (overrides or {}).items():
+            if value is None:
+                continue
+            if key not in OVERRIDE_KEYS:
+                raise CainError(f"unknown override '{key}' (known: {', '.join(OVERRIDE_KEYS)})")
+            option = OVERRIDE_KEYS[key]
+            try:
+                options[option] = _CHECKS[option](value)
+            except ValueError as e:
+                raise CainError(f"--{key.replace('_', '-')}: {e}") from None
+            self.option_at.pop(option, None)
+        return options
+
+    def option_value(self, key: Token, values: list[Tree]) -> object:
+        """An option's value as written, before its check."""
         if key == "registers":
-            raw: object = _names(values, key, source)
-        else:
-            value = _single(values, key, source)
-            token, denominator = (*value.children, None)[:2]
-            if key == "instructions":
-                raw = str(token)
-            elif key == "max_depth":
-                if not re.fullmatch(r"[+-]?\d+", str(token)) or denominator is not None:
-                    raise source.error(f"max_depth must be an integer >= 0, not '{token}'", token)
-                raw = _number(token, source)
-            else:
-                raw = _ratio(token, denominator, source) if token.type == "SIGNED_NUMBER" else str(token)
-        try:
-            options[str(key)] = _CHECKS[str(key)](raw)
-        except ValueError as e:
-            raise source.error(str(e), values[0]) from None
-        option_at[str(key)] = statement
-    for key, value in (overrides or {}).items():
-        if value is None:
-            continue
-        if key not in OVERRIDE_KEYS:
-            raise CainError(f"unknown override '{key}' (known: {', '.join(OVERRIDE_KEYS)})")
-        option = OVERRIDE_KEYS[key]
-        try:
-            options[option] = _CHECKS[option](value)
-        except ValueError as e:
-            raise CainError(f"--{key.replace('_', '-')}: {e}") from None
-        option_at.pop(option, None)
-    registers: tuple[str, ...] = options.get("registers", DEFAULT_REGISTERS)  # type: ignore[assignment]
-    max_depth: int = options.get("max_depth", DEFAULT_MAX_DEPTH)  # type: ignore[assignment]
-    max_error: Fraction = options.get("max_error", DEFAULT_MAX_ERROR)  # type: ignore[assignment]
-    instructions: str = options.get("instructions", DEFAULT_INSTRUCTION_SET)  # type: ignore[assignment]
+            return _names(values, key, self.source)
+        token, denominator = (*_single(values, key, self.source).children, None)[:2]
+        if key == "instructions":
+            return str(token)
+        if key == "max_depth":
+            if not re.fullmatch(r"[+-]?\d+", str(token)) or denominator is not None:
+                raise self.source.error(f"max_depth must be an integer >= 0, not '{token}'", token)
+            return int(str(token))
+        return _ratio(token, denominator, self.source) if token.type == "SIGNED_NUMBER" else str(token)
 
-    def check_register(register: Token | str, what: str, at: Token | Tree | None) -> None:
-        if register not in registers:
+    def check_register(self, register: Token | str, what: str, at: Token | Tree | None) -> None:
+        if register not in self.registers:
             where = "`option registers = ...` or --registers"
-            raise source.error(
-                f"unknown register '{register}' for {what}: the register file is {' '.join(registers)} "
+            raise self.source.error(
+                f"unknown register '{register}' for {what}: the register file is {' '.join(self.registers)} "
                 f"(use one of those, or extend the register file with {where})",
                 at,
             )
 
-    def implicit_register(name: Token, what: str, example: str) -> None:
-        if name not in registers:
-            raise source.error(
+    def implicit_register(self, name: Token, what: str, example: str) -> None:
+        """`input A` / `output A = ...` name register A: say how to write it when A is no register."""
+        if name not in self.registers:
+            raise self.source.error(
                 f"{what} '{name}' names no register: `{what} {name}` is short for `{what} {name} -> {name}`, "
-                f"but {name} is not in the register file ({' '.join(registers)}); write e.g. `{example}`",
+                f"but {name} is not in the register file ({' '.join(self.registers)}); write e.g. `{example}`",
                 name,
             )
 
-    # inputs
-    inputs: list[tuple[str, str]] = []
-    channel_at: dict[str, Token] = {}
-    for statement in statements["input_stmt"]:
-        for channel in statement.children:
-            channel_name, register = channel.children
-            if register is None:
-                implicit_register(channel_name, "input", f"input {channel_name} -> {registers[0]}")
-                register = channel_name
-            if channel_name in channel_at:
-                raise source.error(f"input channel '{channel_name}' is declared twice", channel_name)
-            for other, reg in inputs:
-                if reg == register:
-                    raise source.error(
-                        f"inputs '{other}' and '{channel_name}' both arrive in register {register}", register
+    def inputs(self) -> list[tuple[str, str]]:
+        """(channel, register) in channel order; one channel in A when the file declares none."""
+        inputs: list[tuple[str, str]] = []
+        for statement in self.statements["input_stmt"]:
+            for channel in statement.children:
+                channel_name, register = channel.children
+                if register is None:
+                    self.implicit_register(
+                        channel_name, "input", f"input {channel_name} -> {self.registers[0]}"
                     )
-            check_register(register, f"input '{channel_name}'", register)
-            channel_at[str(channel_name)] = channel_name
-            inputs.append((str(channel_name), str(register)))
-    if not inputs:
-        check_register(
-            DEFAULT_INPUT,
-            "the default input (declare one with `input NAME -> REGISTER`)",
-            statements["filter_stmt"][0] if statements["filter_stmt"] else None,
-        )
-        inputs.append((DEFAULT_INPUT, DEFAULT_INPUT))
-    channels = {name: z for z, (name, _) in enumerate(inputs)}
+                    register = channel_name
+                for other, other_register in inputs:
+                    if other == channel_name:
+                        raise self.source.error(
+                            f"input channel '{channel_name}' is declared twice", channel_name
+                        )
+                    if other_register == register:
+                        raise self.source.error(
+                            f"inputs '{other}' and '{channel_name}' both arrive in register {register}",
+                            register,
+                        )
+                self.check_register(register, f"input '{channel_name}'", register)
+                inputs.append((str(channel_name), str(register)))
+        if not inputs:
+            filter_line = self.statements["filter_stmt"][0] if self.statements["filter_stmt"] else None
+            what = "the default input (declare one with `input NAME -> REGISTER`)"
+            self.check_register(DEFAULT_INPUT, what, filter_line)
+            inputs.append((DEFAULT_INPUT, DEFAULT_INPUT))
+        return inputs
 
-    # outputs
-    if not statements["output_stmt"]:
-        raise source.error(
-            "the filter has no output; add one, e.g. `output blur -> A = 1/16 [1 2 1; 2 4 2; 1 2 1]`",
-            (max(len(source.lines), 1), 1) if source.lines else None,
-        )
-    if len(statements["output_stmt"]) > len(registers):
-        extra = statements["output_stmt"][len(registers)]
-        raise source.error(
-            f"{len(statements['output_stmt'])} outputs need {len(statements['output_stmt'])} registers but the "
-            f"register file has {len(registers)} ({' '.join(registers)})",
-            extra,
-        )
-    outputs: list[_Output] = []
-    for statement in statements["output_stmt"]:
-        output_name, register, weights = statement.children
-        if register is None:
-            implicit_register(output_name, "output", f"output {output_name} -> {registers[0]} = ...")
-            register = output_name
-        for other in outputs:
-            if other.name == output_name:
-                raise source.error(
-                    f"output '{output_name}' is declared twice (first on line {other.name.line})", output_name
-                )
-            if other.register == register:
-                raise source.error(
-                    f"register {register} is already the output register of '{other.name}' (line "
-                    f"{other.name.line}); every output needs a register of its own",
-                    register,
-                )
-        check_register(register, f"output '{output_name}'", register)
-        outputs.append(_Output(output_name, register, _weights(weights, channels, inputs, source), statement))
-
-    weights_per_kernel: list[Weights] = []
-    for output in outputs:
-        matrices = tuple(output.weights.get(z, ((Fraction(0),),)) for z in range(len(inputs)))
-        if all(w == 0 for m in matrices for row in m for w in row):
-            raise source.error(f"kernel '{output.name}' is empty (all its weights are zero)", output.name)
-        weights_per_kernel.append(matrices)
-
-    try:
-        depth, goals, errors = approximate(weights_per_kernel, max_depth, max_error)
-    except ApproximationError as e:
-        at_max = e.errors
-        worst = max(range(len(outputs)), key=lambda i: at_max[i])
-        detail = (
-            ""
-            if len(outputs) == 1
-            else f" (kernel '{outputs[worst].name}' contributes {format_fraction(e.errors[worst])})"
-        )
-        at = option_at.get("max_error", outputs[worst].name)
-        raise source.error(e.message + detail, at.children[1] if isinstance(at, Tree) else at) from None
-    for output, goal in zip(outputs, goals, strict=True):
-        if not goal:
+    def outputs(self, inputs: list[tuple[str, str]]) -> list[_Output]:
+        """The output kernels with their registers and weights, checked."""
+        source, statements = self.source, self.statements["output_stmt"]
+        if not statements:
             raise source.error(
-                f"kernel '{output.name}' rounds to zero at depth {depth}: lower max_error so that its weights "
-                "survive the approximation",
-                output.name,
+                "the filter has no output; add one, e.g. `output blur -> A = 1/16 [1 2 1; 2 4 2; 1 2 1]`",
+                (max(len(source.lines), 1), 1) if source.lines else None,
             )
-    kernels = tuple(
-        Kernel(str(o.name), str(o.register), w, g, e)
-        for o, w, g, e in zip(outputs, weights_per_kernel, goals, errors, strict=True)
-    )
-    return Filter(name, tuple(inputs), kernels, depth, registers, instructions)
+        if len(statements) > len(self.registers):
+            raise source.error(
+                f"{len(statements)} outputs need {len(statements)} registers but the register file has "
+                f"{len(self.registers)} ({' '.join(self.registers)})",
+                statements[len(self.registers)],
+            )
+        channels = {name: z for z, (name, _) in enumerate(inputs)}
+        outputs: list[_Output] = []
+        for statement in statements:
+            name, register, weights = statement.children
+            if register is None:
+                self.implicit_register(name, "output", f"output {name} -> {self.registers[0]} = ...")
+                register = name
+            for other in outputs:
+                if other.name == name:
+                    raise source.error(
+                        f"output '{name}' is declared twice (first on line {other.name.line})", name
+                    )
+                if other.register == register:
+                    raise source.error(
+                        f"register {register} is already the output register of '{other.name}' (line "
+                        f"{other.name.line}); every output needs a register of its own",
+                        register,
+                    )
+            self.check_register(register, f"output '{name}'", register)
+            by_channel = _weights(weights, channels, inputs, source)
+            matrices = tuple(by_channel.get(z, ((Fraction(0),),)) for z in range(len(inputs)))
+            if all(w == 0 for m in matrices for row in m for w in row):
+                raise source.error(f"kernel '{name}' is empty (all its weights are zero)", name)
+            outputs.append(_Output(name, register, matrices))
+        return outputs
+
+    def approximate(
+        self, outputs: list[_Output], max_depth: int, max_error: Fraction
+    ) -> tuple[int, list[Goal], list[Fraction]]:
+        """The shared depth and each kernel's goal and error; located errors when there is none."""
+        try:
+            depth, goals, errors = approximate([o.weights for o in outputs], max_depth, max_error)
+        except ApproximationError as e:
+            at_max = e.errors
+            worst = max(range(len(outputs)), key=lambda i: at_max[i])
+            detail = (
+                ""
+                if len(outputs) == 1
+                else (f" (kernel '{outputs[worst].name}' contributes {format_fraction(at_max[worst])})")
+            )
+            bound = self.option_at.get("max_error")
+            raise self.source.error(
+                e.message + detail, bound.children[1] if bound is not None else outputs[worst].name
+            ) from None
+        for output, goal in zip(outputs, goals, strict=True):
+            if not goal:
+                raise self.source.error(
+                    f"kernel '{output.name}' rounds to zero at depth {depth}: lower max_error so that its "
+                    "weights survive the approximation",
+                    output.name,
+                )
+        return depth, goals, errors
 
 
 def _weights(tree: Tree, channels: dict[str, int], inputs: list[tuple[str, str]], source: _Source):
