@@ -14,6 +14,7 @@ from fractions import Fraction
 from functools import cache
 from importlib import resources
 from pathlib import Path
+from typing import Any, cast
 
 from lark import Lark, Token, Tree
 from lark.exceptions import UnexpectedCharacters, UnexpectedEOF, UnexpectedInput, UnexpectedToken
@@ -68,6 +69,8 @@ class _Source:
     def at(self, item: Token | Tree | tuple[int, int] | None) -> Location | None:
         if item is None:
             return None
+        line: int | None
+        column: int | None
         if isinstance(item, tuple):
             line, column = item
         elif isinstance(item, Tree):
@@ -147,6 +150,11 @@ def parse_tree(text: str, filename: str) -> Tree:
 # -- values ----------------------------------------------------------------------------------------
 
 
+def _parts(tree: Tree) -> list[Any]:
+    """A tree's children; which are tokens, subtrees or None (an absent `[...]`) the grammar fixes."""
+    return list(tree.children)
+
+
 MAX_EXPONENT = 64
 """Largest exponent (`2^-64`, `1e64`) a number may have: weights are compiled to multiples of 1/2^d."""
 
@@ -171,8 +179,13 @@ def _ratio(numerator: Token, denominator: Token | None, source: _Source) -> Frac
     return value
 
 
+def _entry(tree: Tree, source: _Source) -> Fraction:
+    numerator, denominator = _parts(tree)
+    return _ratio(numerator, denominator, source)
+
+
 def _power(tree: Tree, source: _Source) -> Fraction:
-    base_token, exponent = tree.children
+    base_token, exponent = _parts(tree)
     base = _number(base_token, source)
     if exponent is None:
         return base
@@ -188,7 +201,7 @@ def _power(tree: Tree, source: _Source) -> Fraction:
 def _scale(tree: Tree | None, source: _Source) -> Fraction:
     if tree is None:
         return Fraction(1)
-    numerator, denominator = tree.children
+    numerator, denominator = _parts(tree)
     value = _power(numerator, source)
     if denominator is not None:
         d = _power(denominator, source)
@@ -200,9 +213,9 @@ def _scale(tree: Tree | None, source: _Source) -> Fraction:
 
 def _matrix(tree: Tree, scale: Fraction, source: _Source) -> tuple[tuple[Fraction, ...], ...]:
     """A matrix of weights times `scale`; a ragged matrix is an error at its first short/long row."""
-    row_trees = tree.children if tree.data == "semicolon_matrix" else [r.children[0] for r in tree.children]
+    row_trees = _parts(tree) if tree.data == "semicolon_matrix" else [_parts(r)[0] for r in _parts(tree)]
     row_trees = [r for r in row_trees if r is not None]
-    rows = [tuple(scale * _ratio(*entry.children, source) for entry in row.children) for row in row_trees]
+    rows = [tuple(scale * _entry(entry, source) for entry in _parts(row)) for row in row_trees]
     for i, (row, row_tree) in enumerate(zip(rows, row_trees, strict=True)):
         if len(row) != len(rows[0]):
             raise source.error(
@@ -220,7 +233,7 @@ def _entries(n: int) -> str:
 def _names(values: list[Tree], option: Token, source: _Source) -> list[str]:
     names = []
     for value in values:
-        token = value.children[0]
+        token = _parts(value)[0]
         if token.type != "NAME":
             raise source.error(f"option {option} expects names, not '{token}'", token)
         names.append(str(token))
@@ -252,7 +265,12 @@ def check_max_depth(value: object) -> int:
 def check_max_error(value: object) -> Fraction:
     """An error bound: a number >= 0, given as int, float, Fraction or text like `1/64` or `0.01`."""
     try:
-        bound = Fraction(str(value).strip()) if isinstance(value, str) else Fraction(value)  # type: ignore[arg-type]
+        if isinstance(value, str):
+            bound = Fraction(value.strip())
+        elif isinstance(value, int | float | Fraction):
+            bound = Fraction(value)
+        else:
+            raise TypeError(value)
     except (ValueError, TypeError, ZeroDivisionError):
         raise ValueError(f"max_error must be a number >= 0 (e.g. 0, 0.01 or 1/64), not '{value}'") from None
     if bound < 0:
@@ -262,10 +280,13 @@ def check_max_error(value: object) -> Fraction:
 
 def check_registers(value: object) -> tuple[str, ...]:
     """A register file: distinct register names, given as a sequence or as `A,B,C` text."""
-    names = [n for n in re.split(r"[\s,]+", value.strip()) if n] if isinstance(value, str) else list(value)  # type: ignore[call-overload]
-    if not names:
-        raise ValueError("the register file is empty; name at least one register, e.g. A B C D E F")
-    for name in names:
+    items = re.split(r"[\s,]+", value.strip()) if isinstance(value, str) else value
+    if not isinstance(items, list | tuple):
+        raise ValueError(f"the register file must be a list of names, not {value!r}")  # noqa: TRY004
+    names: list[str] = []
+    for name in items:
+        if not name:
+            continue
         if not isinstance(name, str) or not re.fullmatch(r"[A-Za-z_][A-Za-z0-9_]*", name):
             raise ValueError(f"'{name}' is not a register name (letters, digits and _)")
         if name in RESERVED_REGISTERS:
@@ -273,9 +294,11 @@ def check_registers(value: object) -> tuple[str, ...]:
                 f"{name} is reserved (NEWS is every macro's scratch register, XN XE XS XW are the neighbours' "
                 "NEWS); it cannot be in the register file"
             )
-    duplicates = sorted({n for n in names if names.count(n) > 1})
-    if duplicates:
-        raise ValueError(f"register {duplicates[0]} is listed twice in the register file")
+        if name in names:
+            raise ValueError(f"register {name} is listed twice in the register file")
+        names.append(name)
+    if not names:
+        raise ValueError("the register file is empty; name at least one register, e.g. A B C D E F")
     return tuple(names)
 
 
@@ -325,13 +348,13 @@ class _FilterReader:
 
     def read(self, overrides: Mapping[str, object] | None) -> Filter:
         options = self.options(overrides)
-        self.registers = options.get("registers", DEFAULT_REGISTERS)  # type: ignore[assignment]
+        self.registers = cast(tuple[str, ...], options.get("registers", DEFAULT_REGISTERS))
         inputs = self.inputs()
         outputs = self.outputs(inputs)
         depth, goals, errors = self.approximate(
             outputs,
-            options.get("max_depth", DEFAULT_MAX_DEPTH),  # type: ignore[arg-type]
-            options.get("max_error", DEFAULT_MAX_ERROR),  # type: ignore[arg-type]
+            cast(int, options.get("max_depth", DEFAULT_MAX_DEPTH)),
+            cast(Fraction, options.get("max_error", DEFAULT_MAX_ERROR)),
         )
         kernels = tuple(
             Kernel(str(o.name), str(o.register), o.weights, g, e)
@@ -348,7 +371,7 @@ class _FilterReader:
                 "a file describes one filter; remove the second `filter` line", statements[1]
             )
         if statements:
-            return str(statements[0].children[0])
+            return str(_parts(statements[0])[0])
         stem = re.sub(r"\W", "_", Path(self.source.filename).stem)
         return stem if stem and not stem[0].isdigit() else f"filter_{stem}"
 
@@ -357,7 +380,7 @@ class _FilterReader:
         source = self.source
         options: dict[str, object] = {}
         for statement in self.statements["option_stmt"]:
-            key, *values = statement.children
+            key, *values = _parts(statement)
             if key not in OPTIONS:
                 raise source.error(f"unknown option '{key}' (known options: {', '.join(OPTIONS)})", key)
             if key in options:
@@ -385,7 +408,7 @@ class _FilterReader:
         """An option's value as written, before its check."""
         if key == "registers":
             return _names(values, key, self.source)
-        token, denominator = (*_single(values, key, self.source).children, None)[:2]
+        token, denominator = (*_parts(_single(values, key, self.source)), None)[:2]
         if key == "instructions":
             return str(token)
         if key == "max_depth":
@@ -416,8 +439,8 @@ class _FilterReader:
         """(channel, register) in channel order; one channel in A when the file declares none."""
         inputs: list[tuple[str, str]] = []
         for statement in self.statements["input_stmt"]:
-            for channel in statement.children:
-                channel_name, register = channel.children
+            for channel in _parts(statement):
+                channel_name, register = _parts(channel)
                 if register is None:
                     self.implicit_register(
                         channel_name, "input", f"input {channel_name} -> {self.registers[0]}"
@@ -459,7 +482,7 @@ class _FilterReader:
         channels = {name: z for z, (name, _) in enumerate(inputs)}
         outputs: list[_Output] = []
         for statement in statements:
-            name, register, weights = statement.children
+            name, register, weights = _parts(statement)
             if register is None:
                 self.implicit_register(name, "output", f"output {name} -> {self.registers[0]} = ...")
                 register = name
@@ -498,7 +521,7 @@ class _FilterReader:
             )
             bound = self.option_at.get("max_error")
             raise self.source.error(
-                e.message + detail, bound.children[1] if bound is not None else outputs[worst].name
+                e.message + detail, _parts(bound)[1] if bound is not None else outputs[worst].name
             ) from None
         for output, goal in zip(outputs, goals, strict=True):
             if not goal:
@@ -512,20 +535,20 @@ class _FilterReader:
 
 def _weights(tree: Tree, channels: dict[str, int], inputs: list[tuple[str, str]], source: _Source):
     """The weight matrices of one output, by channel index."""
-    scale = _scale(tree.children[0], source)
+    scale = _scale(_parts(tree)[0], source)
     if tree.data == "single_channel":
         if len(inputs) != 1:
             names = ", ".join(f"{n}: [...]" for n, _ in inputs)
             raise source.error(
                 f"the filter has {len(inputs)} input channels; give one matrix per channel, e.g. {{ {names} }}",
-                tree.children[1],
+                _parts(tree)[1],
             )
-        return {0: _matrix(tree.children[1], scale, source)}
+        return {0: _matrix(_parts(tree)[1], scale, source)}
     result: dict[int, tuple[tuple[Fraction, ...], ...]] = {}
-    for entry in tree.children[1:]:
+    for entry in _parts(tree)[1:]:
         if entry is None:
             continue
-        channel, channel_scale, matrix = entry.children
+        channel, channel_scale, matrix = _parts(entry)
         if channel not in channels:
             known = ", ".join(channels)
             raise source.error(f"unknown input channel '{channel}' (the inputs are {known})", channel)
