@@ -452,6 +452,7 @@ def parse_filter(text: str, filename: str, overrides: Mapping[str, object] | Non
     if "runConfig" in members:
         _members(members["runConfig"].node, RUN_CONFIG, "'runConfig'", source)
     options["registers"] = registers
+    overridden: set[str] = set()
     for key, value in (overrides or {}).items():
         if value is None:
             continue
@@ -469,6 +470,7 @@ def parse_filter(text: str, filename: str, overrides: Mapping[str, object] | Non
         except ValueError as e:
             raise CainError(f"--{key.replace('_', '-')}: {e}") from None
         option_at.pop(option, None)
+        overridden.add(option)
     registers = options["registers"]  # type: ignore[assignment]
     max_depth: int = options.get("max_depth", DEFAULT_MAX_DEPTH)  # type: ignore[assignment]
     max_error: Fraction = options.get("max_error", DEFAULT_MAX_ERROR)  # type: ignore[assignment]
@@ -519,9 +521,10 @@ def parse_filter(text: str, filename: str, overrides: Mapping[str, object] | Non
             if len(outputs) == 1
             else f" (kernel '{outputs[worst].key}' contributes {format_fraction(at_max[worst])})"
         )
-        message = err.message.replace("max_depth", "maxApproximationDepth").replace(
-            "max_error", "maxApproximationError"
-        )
+        message = err.message
+        for option, key in (("max_depth", "maxApproximationDepth"), ("max_error", "maxApproximationError")):
+            given = f"--{option.replace('_', '-')}" if option in overridden else key
+            message = message.replace(option, given)
         raise source.error(message + detail, option_at.get("max_error", outputs[worst])) from None
     for output, goal in zip(outputs, goals, strict=True):
         if not goal:
