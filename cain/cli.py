@@ -183,7 +183,8 @@ def pass_help() -> str:
             else:
                 default = "(required)"
             meta = f.metadata.get("help", "") if f.metadata else ""
-            lines.append(f"      {f.name.replace('_', '-')}={default!s:<10} {meta}".rstrip())
+            option = f"{f.name.replace('_', '-')}={default!s}"
+            lines.append(f"      {option:<24} {meta}".rstrip())
     lines.append("pass options go in braces: -p 'NAME{OPTION=VALUE OPTION=VALUE},NAME'")
     return "\n".join(lines)
 
