@@ -335,14 +335,22 @@ def _members(node: Node, schema: dict[str, _Key], what: str, source: _Source) ->
 
 
 def _registers(node: Node, what: str, source: _Source) -> tuple[str, ...]:
+    """Distinct register names from a JSON array of strings, each error at the offending entry."""
     _expect(node, "array", what, source)
-    for item in node.value:  # type: ignore[union-attr]
+    items: list[Node] = node.value  # type: ignore[assignment]
+    if not items:
+        raise source.error(f'{what} is empty; name at least one register, e.g. ["A"]', node)
+    seen: dict[str, Node] = {}
+    for item in items:
         _expect(item, "string", f"every entry of {what}", source)
-    try:
-        return check_registers([item.value for item in node.value])  # type: ignore[union-attr]
-    except ValueError as e:
-        bad = next((i for i in node.value if str(i.value) in str(e)), node)  # type: ignore[union-attr]
-        raise source.error(f"{what}: {e}", bad) from None
+        try:
+            check_registers([item.value])
+        except ValueError as e:
+            raise source.error(f"{what}: {e}", item) from None
+        if item.value in seen:
+            raise source.error(f"{what}: register {item.value} is listed twice", item)
+        seen[item.value] = item  # type: ignore[index]
+    return tuple(seen)
 
 
 def _instruction_set(pair_gen: Member, source: _Source) -> tuple[str | None, Node | None]:

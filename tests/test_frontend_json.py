@@ -201,7 +201,7 @@ def test_syntax_errors_point_at_the_character():
             "every entry of 'availableRegisters' must be a s",
         ),
         ({"initialRegisters": ["G"]}, '"initialRegisters"', "input register 'G' is not in the register file"),
-        ({"initialRegisters": []}, '"initialRegisters"', "the register file is empty"),
+        ({"initialRegisters": []}, '"initialRegisters"', "'initialRegisters' is empty; name at least one"),
         (
             {"filter": {"G": [[1]]}},
             '"filter"',
@@ -268,6 +268,13 @@ def test_errors_point_at_the_offending_value():
     text = '{"filter": {"A": [[1]]},\n "initialRegisters": ["A", "Q"]}'
     e = error_of(text)
     assert (e.location.line, e.location.column) == (2, 28) and "input register 'Q'" in e.message
+    text = '{"filter": {"A": [[1]]},\n "initialRegisters": ["A", "XN", "A"]}'
+    e = error_of(text)
+    assert (e.location.line, e.location.column) == (2, 28) and "XN is reserved" in e.message
+    text = '{"filter": {"A": [[1]]},\n "initialRegisters": ["A", "B", "A"]}'
+    e = error_of(text)
+    assert (e.location.line, e.location.column) == (2, 33)
+    assert e.message == "'initialRegisters': register A is listed twice"
 
 
 def test_approximation_errors_name_the_json_keys():
