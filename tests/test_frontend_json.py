@@ -2,6 +2,7 @@
 
 import dataclasses
 import json
+import re
 from fractions import Fraction as F
 from pathlib import Path
 from random import Random
@@ -322,3 +323,19 @@ def test_cain_opt_reads_json_configs(capsys):
     assert run([str(bad)]) == 1
     err = capsys.readouterr().err
     assert f"{bad}:" in err and "ragged array" in err
+
+
+def test_language_doc_json_section_is_real(capsys, monkeypatch):
+    root = Path(__file__).parent.parent
+    doc = (root / "docs" / "language.md").read_text()
+    section = doc[doc.index("## JSON filter configs") :]
+    (example,) = re.findall(r"```json\n(.*?)```", section, flags=re.DOTALL)
+    f = frontend_json.parse_filter(example, "doc.json")
+    sobel = frontend.parse_filter((EXAMPLES / "sobel.cain").read_text(), "sobel.cain")
+    assert f.name == "sobel" and [k.register for k in f.kernels] == ["B", "C"]
+    assert f.final_goals() == sobel.final_goals()
+    (shell,) = re.findall(r"```sh\n(.*?)```", section, flags=re.DOTALL)
+    command, *expected = shell.splitlines()
+    monkeypatch.chdir(root)
+    assert run(command.removeprefix("$ cain-opt ").split()) == 1
+    assert capsys.readouterr().err.splitlines() == expected
