@@ -139,8 +139,8 @@ class CainOptMain(xDSLOptMain):
                 chunk.close()
             given = ", ".join(f"--{k.replace('_', '-')}" for k in self.frontend_overrides())
             raise CainError(
-                f"{given}: only for .cain kernel files; IR input already holds its approximated goals "
-                "(recompile the .cain file with the option instead)"
+                f"{given}: only for kernel files (.cain, .json); IR input already holds its approximated goals "
+                "(recompile the kernel file with the option instead)"
             )
         return chunks, file_extension
 

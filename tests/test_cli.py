@@ -160,7 +160,7 @@ def test_overrides_do_not_apply_to_ir(capsys, tmp_path):
     saved.write_text(ir)
     status, out, err = run(capsys, str(saved), "--max-error", "1/4", "--registers", "A,B")
     assert status == 1 and out == ""
-    assert "error: --max-error, --registers: only for .cain kernel files" in err
+    assert "error: --max-error, --registers: only for kernel files (.cain, .json)" in err
 
 
 def test_bad_override_is_a_usage_error(capsys):

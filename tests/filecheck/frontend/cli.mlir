@@ -23,6 +23,6 @@
 
 // MISSING: error: cannot read '{{.*}}no-such-file.cain': no such file
 
-// IR-OVERRIDE: error: --max-depth: only for .cain kernel files; IR input already holds its approximated goals
+// IR-OVERRIDE: error: --max-depth: only for kernel files (.cain, .json); IR input already holds its approximated goals
 
 // USAGE: cain-opt: error: argument --max-depth: max_depth must be an integer >= 0, not '-2'
