@@ -12,7 +12,6 @@ from bisect import bisect_right
 from collections.abc import Mapping
 from dataclasses import dataclass, field
 from fractions import Fraction
-from json.decoder import scanstring
 from json.scanner import NUMBER_RE
 from pathlib import Path
 
@@ -41,12 +40,33 @@ Matrix = tuple[tuple[Fraction, ...], ...]
 
 @dataclass
 class Node:
-    """A JSON value and where it starts; objects map keys to `Member`s, arrays hold `Node`s."""
+    """A JSON value and where it starts; objects map keys to `Member`s, arrays hold `Node`s, numbers are
+    exact `Fraction`s. The typed accessors are for values already checked with `_expect`."""
 
-    value: object
+    value: dict[str, Member] | list[Node] | str | bool | Fraction | None
     offset: int
     text: str = ""
     """The number as written (so `0.1` is read exactly as 1/10)."""
+
+    @property
+    def members(self) -> dict[str, Member]:
+        assert isinstance(self.value, dict)
+        return self.value
+
+    @property
+    def items(self) -> list[Node]:
+        assert isinstance(self.value, list)
+        return self.value
+
+    @property
+    def string(self) -> str:
+        assert isinstance(self.value, str)
+        return self.value
+
+    @property
+    def number(self) -> Fraction:
+        assert isinstance(self.value, Fraction)
+        return self.value
 
 
 @dataclass
@@ -59,6 +79,14 @@ class Member:
 
 
 _WHITESPACE = re.compile(r"[ \t\n\r]*")
+_STRING = re.compile(r'"(?:[^"\\]|\\.)*"', re.DOTALL)
+
+
+def _string(text: str, offset: int) -> tuple[str, int]:
+    """The JSON string starting at `offset` (its opening quote) and the offset after it."""
+    match = _STRING.match(text, offset)
+    assert match is not None
+    return json.loads(match.group(0)), match.end()
 
 
 @dataclass
@@ -80,6 +108,9 @@ class _Source:
         start = self.line_starts[line - 1]
         end = self.line_starts[line] if line < len(self.line_starts) else len(self.text)
         return Location(self.filename, line, offset - start + 1, self.text[start:end].rstrip("\r\n"))
+
+    def line(self, where: Node | Member) -> int:
+        return bisect_right(self.line_starts, where.offset)
 
     def error(self, message: str, where: Node | Member | int | None = None) -> CainError:
         return CainError(message, self.at(where))
@@ -112,13 +143,12 @@ class _Source:
                 return Node(members, offset), end + 1
             while True:
                 key_at = end
-                key, end = scanstring(self.text, key_at + 1)
+                key, end = _string(self.text, key_at)
                 end = self._skip(self._skip(end) + 1)  # past the ':'
                 node, end = self._value(end)
                 if key in members:
-                    first = self.at(members[key].offset)
                     raise self.error(
-                        f"key '{key}' is given twice (first on line {first.line if first else '?'}); remove one",
+                        f"key '{key}' is given twice (first on line {self.line(members[key])}); remove one",
                         key_at,
                     )
                 members[key] = Member(key, key_at, node)
@@ -139,7 +169,7 @@ class _Source:
                     return Node(items, offset), end + 1
                 end = self._skip(end + 1)
         if char == '"':
-            string, end = scanstring(self.text, offset + 1)
+            string, end = _string(self.text, offset)
             return Node(string, offset), end
         for word, value in (("true", True), ("false", False), ("null", None)):
             if self.text.startswith(word, offset):
@@ -316,7 +346,7 @@ PAIR_GENERATORS = ("Scamp5", "Scamp5AnalogueAtomGoal", "Scamp5AnalogueArrayGoal"
 def _members(node: Node, schema: dict[str, _Key], what: str, source: _Source) -> dict[str, Member]:
     """The members of an object, each checked against `schema`: unknown keys, types, required keys."""
     _expect(node, "object", what, source)
-    members: dict[str, Member] = node.value  # type: ignore[assignment]
+    members = node.members
     for key, member in members.items():
         spec = schema.get(key)
         if spec is None:
@@ -337,19 +367,19 @@ def _members(node: Node, schema: dict[str, _Key], what: str, source: _Source) ->
 def _registers(node: Node, what: str, source: _Source) -> tuple[str, ...]:
     """Distinct register names from a JSON array of strings, each error at the offending entry."""
     _expect(node, "array", what, source)
-    items: list[Node] = node.value  # type: ignore[assignment]
+    items = node.items
     if not items:
         raise source.error(f'{what} is empty; name at least one register, e.g. ["A"]', node)
     seen: dict[str, Node] = {}
     for item in items:
         _expect(item, "string", f"every entry of {what}", source)
         try:
-            check_registers([item.value])
+            check_registers([item.string])
         except ValueError as e:
             raise source.error(f"{what}: {e}", item) from None
-        if item.value in seen:
-            raise source.error(f"{what}: register {item.value} is listed twice", item)
-        seen[item.value] = item  # type: ignore[index]
+        if item.string in seen:
+            raise source.error(f"{what}: register {item.string} is listed twice", item)
+        seen[item.string] = item
     return tuple(seen)
 
 
@@ -379,12 +409,12 @@ def _instruction_set(pair_gen: Member, source: _Source) -> tuple[str | None, Nod
         if "ops" in strategy:
             if ops is not None:
                 raise source.error(
-                    f"'ops' is given twice (also on line {source.at(ops).line}); keep one", strategy["ops"]
+                    f"'ops' is given twice (also on line {source.line(ops)}); keep one", strategy["ops"]
                 )
             ops = strategy["ops"]
     if ops is None:
         return None, None
-    return str(ops.node.value), ops.node
+    return ops.node.string, ops.node
 
 
 # -- the filter ------------------------------------------------------------------------------------
@@ -402,8 +432,8 @@ def parse_filter(text: str, filename: str, overrides: Mapping[str, object] | Non
 
     # name
     named = members.get("name") or members.get("id")
-    stem = named.node.value if named is not None else Path(filename).stem
-    name = re.sub(r"\W", "_", str(stem)) or "filter"
+    stem = named.node.string if named is not None else Path(filename).stem
+    name = re.sub(r"[^A-Za-z0-9_]", "_", str(stem)) or "filter"
     if name[0].isdigit():
         name = f"filter_{name}"
 
@@ -416,7 +446,7 @@ def parse_filter(text: str, filename: str, overrides: Mapping[str, object] | Non
             if key in members:
                 raise source.error(
                     f"'{key}' is given both here and in 'registerAllocator' (line "
-                    f"{source.at(allocator).line}); keep one",
+                    f"{source.line(allocator)}); keep one",
                     members[key],
                 )
     registers = DEFAULT_REGISTERS
@@ -433,25 +463,23 @@ def parse_filter(text: str, filename: str, overrides: Mapping[str, object] | Non
         )
     input_registers = _registers(initial.node, "'initialRegisters'", source)
 
-    # approximation and instruction set
-    options: dict[str, object] = {}
-    option_at: dict[str, Node] = {}
-    for key, option, check in (
-        ("maxApproximationDepth", "max_depth", check_max_depth),
-        ("maxApproximationError", "max_error", check_max_error),
-    ):
-        if key in members:
-            node = members[key].node
-            try:
-                options[option] = check(node.value)
-            except ValueError as e:
-                raise source.error(f"'{key}': {e}", node) from None
-            option_at[option] = node
+    # approximation and instruction set: the file's, then the command line's
+    max_depth, max_error, instructions = DEFAULT_MAX_DEPTH, DEFAULT_MAX_ERROR, DEFAULT_INSTRUCTION_SET
+    error_at: Node | None = None
+    try:
+        if "maxApproximationDepth" in members:
+            max_depth = check_max_depth(members["maxApproximationDepth"].node.number)
+        if "maxApproximationError" in members:
+            error_at = members["maxApproximationError"].node
+            max_error = check_max_error(error_at.number)
+    except ValueError as e:
+        key = "maxApproximationError" if error_at is not None else "maxApproximationDepth"
+        raise source.error(f"'{key}': {e}", members[key].node) from None
     if "pairGen" in members:
         ops, ops_node = _instruction_set(members["pairGen"], source)
         if ops is not None:
             try:
-                options["instructions"] = check_instruction_set(ops)
+                instructions = check_instruction_set(ops)
             except ValueError:
                 raise source.error(
                     f"unknown instruction set '{ops}' in 'ops' (choose from {', '.join(INSTRUCTION_SETS)})",
@@ -459,34 +487,28 @@ def parse_filter(text: str, filename: str, overrides: Mapping[str, object] | Non
                 ) from None
     if "runConfig" in members:
         _members(members["runConfig"].node, RUN_CONFIG, "'runConfig'", source)
-    options["registers"] = registers
     overridden: set[str] = set()
     for key, value in (overrides or {}).items():
         if value is None:
             continue
         if key not in OVERRIDE_KEYS:
             raise CainError(f"unknown override '{key}' (known: {', '.join(OVERRIDE_KEYS)})")
-        option = OVERRIDE_KEYS[key]
-        check = {
-            "max_depth": check_max_depth,
-            "max_error": check_max_error,
-            "registers": check_registers,
-            "instructions": check_instruction_set,
-        }[option]
         try:
-            options[option] = check(value)
+            if key == "max_depth":
+                max_depth = check_max_depth(value)
+            elif key == "max_error":
+                max_error, error_at = check_max_error(value), None
+            elif key == "registers":
+                registers = check_registers(value)
+            else:
+                instructions = check_instruction_set(value)
         except ValueError as e:
             raise CainError(f"--{key.replace('_', '-')}: {e}") from None
-        option_at.pop(option, None)
-        overridden.add(option)
-    registers = options["registers"]  # type: ignore[assignment]
-    max_depth: int = options.get("max_depth", DEFAULT_MAX_DEPTH)  # type: ignore[assignment]
-    max_error: Fraction = options.get("max_error", DEFAULT_MAX_ERROR)  # type: ignore[assignment]
-    instructions: str = options.get("instructions", DEFAULT_INSTRUCTION_SET)  # type: ignore[assignment]
+        overridden.add(OVERRIDE_KEYS[key])
     where_registers = "'availableRegisters' or --registers"
 
     # inputs
-    for register, item in zip(input_registers, initial.node.value, strict=True):  # type: ignore[arg-type]
+    for register, item in zip(input_registers, initial.node.items, strict=True):
         if register not in registers:
             raise source.error(
                 f"input register '{register}' is not in the register file ({' '.join(registers)}); "
@@ -496,7 +518,7 @@ def parse_filter(text: str, filename: str, overrides: Mapping[str, object] | Non
     inputs = tuple((r, r) for r in input_registers)
 
     # outputs
-    filter_members = members["filter"].node.value
+    filter_members = members["filter"].node.members
     if not filter_members:
         raise source.error(
             'the filter has no kernels; map an output register to its weights, e.g. "A": {"depth": -4, '
@@ -506,7 +528,7 @@ def parse_filter(text: str, filename: str, overrides: Mapping[str, object] | Non
     three_d = bool(members["3d"].node.value) if "3d" in members else False
     weights_per_kernel: list[tuple[Matrix, ...]] = []
     outputs: list[Member] = []
-    for register, member in filter_members.items():  # type: ignore[union-attr]
+    for register, member in filter_members.items():
         if register not in registers:
             raise source.error(
                 f"output register '{register}' is not in the register file ({' '.join(registers)}); "
@@ -533,7 +555,7 @@ def parse_filter(text: str, filename: str, overrides: Mapping[str, object] | Non
         for option, key in (("max_depth", "maxApproximationDepth"), ("max_error", "maxApproximationError")):
             given = f"--{option.replace('_', '-')}" if option in overridden else key
             message = message.replace(option, given)
-        raise source.error(message + detail, option_at.get("max_error", outputs[worst])) from None
+        raise source.error(message + detail, error_at or outputs[worst]) from None
     for output, goal in zip(outputs, goals, strict=True):
         if not goal:
             raise source.error(
@@ -557,10 +579,10 @@ def _kernel(member: Member, channels: int, three_d: bool, source: _Source) -> tu
         _expect(node, "object|array", what, source)
         parts = _members(node, KERNEL, what, source)
         if "scale" in parts:
-            scale = parts["scale"].node.value  # type: ignore[assignment]
+            scale = parts["scale"].node.number
         if "depth" in parts:
             depth_node = parts["depth"].node
-            depth = int(depth_node.value)  # type: ignore[arg-type]
+            depth = int(depth_node.number)
             if abs(depth) > MAX_EXPONENT:
                 raise source.error(
                     f"depth {depth} is out of range (-{MAX_EXPONENT} to {MAX_EXPONENT})", depth_node
@@ -574,27 +596,27 @@ def _array(node: Node, scale: Fraction, channels: int, three_d: bool, what: str,
     """The weights of `array[row][column]`, each entry a number (channel 0) or an array of one number per
     channel (with `3d`, an array centred on channel 0, as the old tool reads it)."""
     _expect(node, "array", f"the array of {what}", source)
-    rows: list[Node] = node.value  # type: ignore[assignment]
+    rows = node.items
     if not rows:
         raise source.error(f"the array of {what} is empty; give rows of weights, e.g. [[1, 2, 1]]", node)
     for row in rows:
         _expect(row, "array", f"each row of {what}", source)
-        if not row.value:
+        if not row.items:
             raise source.error(f"a row of {what} is empty", row)
-    width = len(rows[0].value)  # type: ignore[arg-type]
+    width = len(rows[0].items)
     for i, row in enumerate(rows):
-        if len(row.value) != width:  # type: ignore[arg-type]
+        if len(row.items) != width:
             raise source.error(
-                f"ragged array: row {i + 1} of {what} has {_entries(len(row.value))} but row 1 has "  # type: ignore[arg-type]
+                f"ragged array: row {i + 1} of {what} has {_entries(len(row.items))} but row 1 has "
                 f"{_entries(width)}; every row needs the same number of entries",
                 row,
             )
-    entries = [entry for row in rows for entry in row.value]  # type: ignore[union-attr]
+    entries = [entry for row in rows for entry in row.items]
     centre = 0
     if three_d:
         for entry in entries:
             _expect(entry, "array", f'with "3d": true, each entry of {what}', source)
-        sizes = {len(e.value) for e in entries}  # type: ignore[arg-type]
+        sizes = {len(e.items) for e in entries}
         if len(sizes) > 1:
             raise source.error(
                 f'with "3d": true, the innermost arrays of {what} must all have one length (they have '
@@ -604,8 +626,8 @@ def _array(node: Node, scale: Fraction, channels: int, three_d: bool, what: str,
         centre = sizes.pop() // 2
     matrices = [[[Fraction(0)] * width for _ in rows] for _ in range(channels)]
     for r, row in enumerate(rows):
-        for c, entry in enumerate(row.value):  # type: ignore[arg-type]
-            values = entry.value if isinstance(entry.value, list) else [entry]
+        for c, entry in enumerate(row.items):
+            values = entry.items if isinstance(entry.value, list) else [entry]
             if not values:
                 raise source.error(
                     f"an entry of {what} is an empty array; give one weight per channel", entry
@@ -613,11 +635,11 @@ def _array(node: Node, scale: Fraction, channels: int, three_d: bool, what: str,
             for k, weight in enumerate(values):
                 _expect(weight, "number", f"a weight of {what}", source)
                 z = k - centre
-                if weight.value == 0:
+                if weight.number == 0:
                     continue
                 if not 0 <= z < channels:
                     raise source.error(_channel_message(z, k, centre, channels, three_d), weight)
-                matrices[z][r][c] = scale * weight.value  # type: ignore[operator]
+                matrices[z][r][c] = scale * weight.number
     return tuple(tuple(tuple(row) for row in m) for m in matrices)
 
 

@@ -339,3 +339,13 @@ def test_language_doc_json_section_is_real(capsys, monkeypatch):
     monkeypatch.chdir(root)
     assert run(command.removeprefix("$ cain-opt ").split()) == 1
     assert capsys.readouterr().err.splitlines() == expected
+
+
+def test_escaped_strings_keep_positions():
+    text = '{"name": "a\\"b\\u00e9 c\\\\", "filter": {"A": [[1]]}, "initialRegisters": ["A"], "filter": 1}'
+    e = error_of(text)
+    assert (
+        e.message.startswith("key 'filter' is given twice")
+        and e.location.column == text.rindex('"filter"') + 1
+    )
+    assert parse(text.removesuffix(', "filter": 1}') + "}").name == "a_b__c_"
