@@ -158,20 +158,22 @@ class Worker:
         self.names = names
         self.index = index
         self.shared = shared
+        # a portfolio: worker 0 as configured, the others differ in the heuristic's patterns, the
+        # exhaustive-split threshold and a seeded jitter of the heuristic's order
         variant = index % 4
         self.space = Space(
             cfg.instruction_set,
             filt.depth,
             len(names),
             [G.from_goal(g) for g in filt.initial_goals()],
-            exhaustive_atoms=cfg.exhaustive_atoms + (0, 1, -1, 2)[variant],
+            exhaustive_atoms=cfg.exhaustive_atoms + (0, 0, 1, -1)[variant],
             heuristic=cfg.heuristic,
             seed=cfg.seed * 1000 + index,
-            jitter=(0.0, 0.15, 0.3, 0.5)[variant] if index else 0.0,
+            jitter=(0.0, 0.0, 0.2, 0.2)[variant] if index else 0.0,
             scaled_relations=cfg.scaled_relations,
-            scaled_patterns=cfg.scaled_patterns,
+            scaled_patterns=cfg.scaled_patterns != (variant in (1, 3)),
         )
-        self.branch = cfg.branch + (0, 8, -8, 16)[variant]
+        self.branch = cfg.branch + (0, 0, 8, -8)[variant]
         self.icws_cost = cfg.cost == "icws"
         self.root = self.space.bag(G.from_goal(g) for g in filt.final_goals())
         self.initial = self.space.bag(G.from_goal(g) for g in filt.initial_goals())
@@ -220,6 +222,16 @@ class Worker:
                     self.shared["macros"].value = done.macros
                     self.shared["icws"].value = done.icws
 
+    def _naive_cap(self) -> int:
+        """A cost no plan worth finding exceeds: roughly that of building every atom position of every
+        goal on its own (the count from division-chain values, a move per two steps of distance, an add),
+        so the search never dives into absurdly long plans before its first one."""
+        steps = self.filt.depth + len(self.filt.kernels) + 1
+        for g in self.root:
+            for x, y, _, c in self.space.goal_of[g]:
+                steps += bin(abs(c)).count("1") + (abs(x) + abs(y) + 1) // 2 + 1
+        return steps * (max(m.icws for m in MACROS.values()) if self.icws_cost else 1) + 1
+
     def _bound(self) -> int:
         if self.shared is not None and self.shared.get("share"):
             v = self.shared["best"].value
@@ -251,7 +263,9 @@ class Worker:
             )
         frontier = deque([root]) if traversal != "best-first" else [(0.0, 0, root)]
         counter = 1
-        bound = self.best_cost
+        bound = min(self.best_cost, self._naive_cap())
+        tot = space.tot
+        atom_cap = 2 * sum(tot[g] for g in self.root) + sum(tot[g] for g in self.initial)
         next_check = 0
         stopped = "exhausted"
         while frontier:
@@ -311,7 +325,7 @@ class Worker:
                 if seen is not None and seen <= cost:
                     continue
                 lb = space.lower_bound(cbag)
-                if cost + lb * min_step >= bound:
+                if cost + lb * min_step >= bound or sum([tot[g] for g in cbag]) > atom_cap:
                     continue
                 child = _Node(cbag, cost, node, pair, lb)
                 break

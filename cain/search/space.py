@@ -209,7 +209,7 @@ class Space:
             d = dist[g]
             if d:
                 for other in bag:
-                    if other != g and self.contains(other, g):
+                    if tot[other] > t and self.contains(other, g):
                         d *= 0.5
                         break
             h += t + d
