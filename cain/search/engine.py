@@ -229,7 +229,7 @@ class Worker:
         steps = self.filt.depth + len(self.filt.kernels) + 1
         for g in self.root:
             for x, y, _, c in self.space.goal_of[g]:
-                steps += bin(abs(c)).count("1") + (abs(x) + abs(y) + 1) // 2 + 1
+                steps += abs(c).bit_count() + (abs(x) + abs(y) + 1) // 2 + 1
         return steps * (max(m.icws for m in MACROS.values()) if self.icws_cost else 1) + 1
 
     def _bound(self) -> int:
