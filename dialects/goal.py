@@ -78,8 +78,8 @@ def format_goal(goal: Goal, channels: int = 1) -> str:
     )
 
 
-def _parse_rational(parser: AttrParser) -> Fraction:
-    """`3`, `-3` or `3/32`."""
+def parse_rational(parser: AttrParser) -> Fraction:
+    """`3`, `-3` or `3/32` (the rationals of goal and scamp5 IR)."""
     numerator = parser.parse_integer(allow_boolean=False)
     if parser.parse_optional_punctuation("/") is None:
         return Fraction(numerator)
@@ -99,7 +99,7 @@ class RationalAttr(Data[Fraction]):
     @classmethod
     def parse_parameter(cls, parser: AttrParser) -> Fraction:
         with parser.in_angle_brackets():
-            return _parse_rational(parser)
+            return parse_rational(parser)
 
     def print_parameter(self, printer: Printer) -> None:
         printer.print_string(f"<{format_fraction(self.data)}>")
@@ -113,7 +113,7 @@ def parse_weights(parser: AttrParser) -> Weights:
     """`1/16 [[1, 2, 1], ...], [[...]]`: an optional common scale, then one integer matrix per channel."""
     scale = Fraction(1)
     if parser.parse_optional_punctuation("[") is None:
-        scale = _parse_rational(parser)
+        scale = parse_rational(parser)
         parser.parse_punctuation("[")
     matrices = []
     while True:
@@ -130,6 +130,21 @@ def parse_weights(parser: AttrParser) -> Weights:
             break
         parser.parse_punctuation("[")
     return tuple(matrices)
+
+
+def parse_goal_and_error(parser: AttrParser) -> tuple[Goal, Fraction]:
+    """`goal #goal.goal<...> error 3/32`: a kernel's goal and its approximation error."""
+    parser.parse_keyword("goal")
+    goal = parser.parse_attribute()
+    if not isinstance(goal, GoalAttr):
+        parser.raise_error("expected a #goal.goal attribute")
+    parser.parse_keyword("error")
+    return goal.data, parse_rational(parser)
+
+
+def print_goal_and_error(goal: Goal, error: Fraction, printer: Printer, channels: int = 1) -> None:
+    """The inverse of `parse_goal_and_error`, the goal with a matrix for each of at least `channels`."""
+    printer.print_string(f"goal #goal.goal<{format_goal(goal, channels)}> error {format_fraction(error)}")
 
 
 def print_weights(weights: Weights, printer: Printer) -> None:
@@ -234,13 +249,8 @@ class KernelOp(IRDLOperation):
         register = parser.parse_str_literal("register")
         parser.parse_keyword("weights")
         weights = parse_weights(parser)
-        parser.parse_keyword("goal")
-        goal = parser.parse_attribute()
-        if not isinstance(goal, GoalAttr):
-            parser.raise_error("expected a #goal.goal attribute")
-        parser.parse_keyword("error")
-        error = _parse_rational(parser)
-        op = cls(name, register, weights, goal.data, error)
+        goal, error = parse_goal_and_error(parser)
+        op = cls(name, register, weights, goal, error)
         op.attributes |= parser.parse_optional_attr_dict()
         return op
 
@@ -251,8 +261,8 @@ class KernelOp(IRDLOperation):
         printer.print_string_literal(self.register.data)
         printer.print_string(" weights ")
         print_weights(self.weights.data, printer)
-        printer.print_string(f" goal #goal.goal<{format_goal(self.goal.data, len(self.weights.data))}>")
-        printer.print_string(f" error {format_fraction(self.error.data)}")
+        printer.print_string(" ")
+        print_goal_and_error(self.goal.data, self.error.data, printer, len(self.weights.data))
         if self.attributes:
             printer.print_op_attributes(self.attributes)
 

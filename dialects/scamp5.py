@@ -24,7 +24,15 @@ from dataclasses import dataclass, field
 from fractions import Fraction
 from typing import ClassVar
 
-from cain.dialects.goal import GoalAttr, RationalAttr, WeightsAttr, parse_weights, print_weights
+from cain.dialects.goal import (
+    GoalAttr,
+    RationalAttr,
+    WeightsAttr,
+    parse_goal_and_error,
+    parse_weights,
+    print_goal_and_error,
+    print_weights,
+)
 from xdsl.dialects.builtin import ArrayAttr, IntAttr, IntegerAttr, StringAttr, i64
 from xdsl.ir import (
     Attribute,
@@ -47,12 +55,11 @@ from xdsl.irdl import (
     traits_def,
     var_operand_def,
 )
-from xdsl.parser import AttrParser, Parser
+from xdsl.parser import AttrParser, Parser, UnresolvedOperand
 from xdsl.printer import Printer
 from xdsl.traits import IsolatedFromAbove, IsTerminator, SymbolOpInterface
 from xdsl.utils.exceptions import VerifyException
 
-from cain.approx import format_fraction
 from cain.diagnostics import CainError
 from cain.filter import Filter, Kernel
 from cain.goal import Goal
@@ -117,6 +124,16 @@ def _role_word(macro: Macro, role: str) -> str:
     return f"the {ROLE_WORDS.get(role, role)} ({role})"
 
 
+def _parse_operands(parser: Parser) -> list[UnresolvedOperand]:
+    """`%0, %1`: the operands of a macro or of `scamp5.output`, none if no `%` follows."""
+    return (
+        parser.parse_optional_undelimited_comma_separated_list(
+            parser.parse_optional_unresolved_operand, parser.parse_unresolved_operand
+        )
+        or []
+    )
+
+
 class MacroOp(IRDLOperation):
     """Base of the generated macro ops: `results = macro operands directions [scratch regs]`."""
 
@@ -155,12 +172,7 @@ class MacroOp(IRDLOperation):
 
     @classmethod
     def parse(cls, parser: Parser) -> MacroOp:
-        unresolved = []
-        first = parser.parse_optional_unresolved_operand()
-        if first is not None:
-            unresolved.append(first)
-            while parser.parse_optional_punctuation(",") is not None:
-                unresolved.append(parser.parse_unresolved_operand())
+        unresolved = _parse_operands(parser)
         directions: list[str] = []
         scratch = None
         while True:
@@ -373,18 +385,13 @@ class OutputOp(IRDLOperation):
 
     @classmethod
     def parse(cls, parser: Parser) -> OutputOp:
-        unresolved = []
-        first = parser.parse_optional_unresolved_operand()
-        if first is not None:
-            unresolved.append(first)
-            while parser.parse_optional_punctuation(",") is not None:
-                unresolved.append(parser.parse_unresolved_operand())
+        values = []
+        unresolved = _parse_operands(parser)
+        if unresolved:
             parser.parse_punctuation(":")
             pos = parser.pos
             types = parser.parse_comma_separated_list(parser.Delimiter.NONE, parser.parse_type)
             values = parser.resolve_operands(unresolved, types, pos)
-        else:
-            values = []
         op = cls(values)
         op.attributes |= parser.parse_optional_attr_dict()
         return op
@@ -562,9 +569,9 @@ class KernelOp(IRDLOperation):
             printer.print_string_literal(info.output_names[k])
             printer.print_string(" -> ")
             printer.print_string_literal(info.output_registers[k])
-            printer.print_string(" goal ")
-            printer.print_attribute(self.goals.data[k])
-            printer.print_string(f" error {format_fraction(info.errors[k])} weights ")
+            printer.print_string(" ")
+            print_goal_and_error(info.goals[k], info.errors[k], printer)
+            printer.print_string(" weights ")
             print_weights(info.weights[k], printer)
             printer.print_string(")")
 
@@ -600,16 +607,11 @@ class KernelOp(IRDLOperation):
             out = parser.parse_str_literal()
             parser.parse_punctuation("->")
             register = parser.parse_str_literal()
-            parser.parse_keyword("goal")
-            goal = parser.parse_attribute()
-            if not isinstance(goal, GoalAttr):
-                parser.raise_error("expected a #goal.goal attribute")
-            parser.parse_keyword("error")
-            error = _parse_fraction(parser)
+            goal, error = parse_goal_and_error(parser)
             parser.parse_keyword("weights")
             weights = parse_weights(parser)
             parser.parse_punctuation(")")
-            return out, register, goal.data, error, weights
+            return out, register, goal, error, weights
 
         outputs = parser.parse_comma_separated_list(parser.Delimiter.SQUARE, parse_output)
         attributes = parser.parse_optional_attr_dict_with_keyword()
@@ -690,13 +692,6 @@ class KernelOp(IRDLOperation):
                 raise VerifyException(f"kernel @{name}: {op.name} is not a scamp5 instruction")
             if bus and isinstance(op, MacroOp):
                 raise VerifyException(f"kernel @{name}: macros and bus micro-ops cannot be mixed ({op.name})")
-
-
-def _parse_fraction(parser: Parser) -> Fraction:
-    numerator = parser.parse_integer(allow_boolean=False)
-    if parser.parse_optional_punctuation("/") is None:
-        return Fraction(numerator)
-    return Fraction(numerator, parser.parse_integer(allow_boolean=False, allow_negative=False))
 
 
 # -- conversions ------------------------------------------------------------------------------------

@@ -153,3 +153,10 @@ scamp5.kernel @k(%0: !scamp5.areg<A>) depth 0 registers ["A", "B", "C", "D", "E"
   scamp5.output
 }
 // CHECK: kernel @k: macros and bus micro-ops cannot be mixed (scamp5.movx)
+
+// -----
+
+scamp5.kernel @k(%0: !scamp5.areg<A>) depth 0 registers ["A", "B"] instructions "all" inputs ["x" -> "A"] outputs [("y" -> "A" goal #goal.goal<[[1]]> error 1/0 weights [[1]])] {
+  scamp5.output %0 : !scamp5.areg<A>
+}
+// CHECK: the denominator of a rational must not be zero
