@@ -11,7 +11,7 @@ the direct correlation of the image with `goal / 2^depth`, on the pixels far eno
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Iterable, Sequence
 from dataclasses import dataclass, field
 
 import numpy as np
@@ -23,6 +23,7 @@ from cain.program import Instr, Program
 from cain.regalloc import describe
 from cain.sim import (
     GOAL_ALGEBRA,
+    NEIGHBOUR_SIDE,
     SimulationError,
     correlate,
     instr_registers,
@@ -140,29 +141,17 @@ def verify_program(
         inputs = [correlate(pictures, g, depth) for g in input_goals]
         expected = [correlate(pictures, g, depth) for g in output_goals]
         algebra = numeric_algebra(pictures.shape[1:])
-        runs = [("values", lambda: [run_values(program, inputs, algebra)[v] for v, _ in program.outputs])]
+        outputs = [reg for _, reg in program.outputs]
+        numbers = run_values(program, inputs, algebra)
+        _compare_numeric(
+            report, "numeric (values)", [numbers[v] for v, _ in program.outputs], expected, outputs, margin
+        )
         if program.registers:
-            rng = np.random.default_rng(seed + 1)
-            garbage = {
-                r: rng.uniform(-128, 127, pictures.shape[1:]) for r in {*program.registers.values(), NEWS}
-            }
-
-            def on_registers():
-                state = run_registers(program, inputs, algebra, garbage)
-                return [state[reg] for _, reg in program.outputs]
-
-            runs.append(("registers", on_registers))
-        inner = (..., slice(margin, size - margin), slice(margin, size - margin))
-        for level, run in runs:
-            got = run()
-            for k, (g, e) in enumerate(zip(got, expected, strict=True)):
-                err = float(np.max(np.abs(g[inner] - e[inner])))
-                report.max_error = max(report.max_error, err)
-                if err > 1e-6 * (1 + float(np.max(np.abs(e[inner])))):
-                    report.problems.append(
-                        f"numeric ({level}): output {k} ({program.outputs[k][1]}) differs from the direct "
-                        f"correlation by up to {err:.4g}"
-                    )
+            garbage = _garbage_images(program.registers.values(), pictures.shape[1:], seed)
+            state = run_registers(program, inputs, algebra, garbage)
+            _compare_numeric(
+                report, "numeric (registers)", [state[r] for r in outputs], expected, outputs, margin
+            )
         if report.ok:
             report.checks.append(
                 f"numeric: {images} random {size}x{size} image(s), {'values and registers' if program.registers else 'values'}, "
@@ -246,7 +235,7 @@ def verify_bus(
     """Check a bus micro-op program (inputs in `inputs` registers, outputs expected in `outputs`)."""
     report = VerificationReport(name, macros if macros is not None else 0, len(ops))
     channels = len(input_goals)
-    regs = {*inputs, *outputs, *(r for op in ops for r in op.dests + op.srcs if not r.startswith("X"))}
+    regs = {*inputs, *outputs, *(r for op in ops for r in op.dests + op.srcs if r not in NEIGHBOUR_SIDE)}
     initial: dict[str, object] = {r: _garbage(r) for r in {*regs, NEWS}}
     initial.update(zip(inputs, input_goals, strict=True))
     try:
@@ -262,29 +251,42 @@ def verify_bus(
     if not report.ok:
         raise VerificationError(report)
     report.checks.append("symbolic: the micro-ops end with every output register holding exactly its goal")
-    margin = sum(1 for op in ops for r in op.dests + op.srcs if r in ("XN", "XE", "XS", "XW"))
+    margin = sum(1 for op in ops for r in op.dests + op.srcs if r in NEIGHBOUR_SIDE)
     size = max(size, 2 * margin + 8)
     pictures = random_images(channels, images, size, seed)
     algebra = numeric_algebra(pictures.shape[1:])
-    rng = np.random.default_rng(seed + 1)
-    numeric: dict[str, object] = {r: rng.uniform(-128, 127, pictures.shape[1:]) for r in {*regs, NEWS}}
+    numeric = _garbage_images(regs, pictures.shape[1:], seed)
     numeric.update(zip(inputs, [correlate(pictures, g, depth) for g in input_goals], strict=True))
     run_bus(ops, numeric, algebra)
-    inner = (..., slice(margin, size - margin), slice(margin, size - margin))
-    for k, (reg, want) in enumerate(zip(outputs, output_goals, strict=True)):
-        e = correlate(pictures, want, depth)
-        err = float(np.max(np.abs(numeric[reg][inner] - e[inner])))
-        report.max_error = max(report.max_error, err)
-        if err > 1e-6 * (1 + float(np.max(np.abs(e[inner])))):
-            report.problems.append(
-                f"numeric: output {k} ({reg}) differs from the direct correlation by up to {err:.4g}"
-            )
+    expected = [correlate(pictures, g, depth) for g in output_goals]
+    _compare_numeric(report, "numeric", [numeric[r] for r in outputs], expected, outputs, margin)
     if not report.ok:
         raise VerificationError(report)
     report.checks.append(
         f"numeric: {images} random {size}x{size} image(s), margin {margin}: max |error| {report.max_error:.3g}"
     )
     return report
+
+
+def _garbage_images(registers: Iterable[str], shape: tuple[int, ...], seed: int) -> dict[str, object]:
+    """Random contents for every register and NEWS, as the registers hold before a kernel runs."""
+    rng = np.random.default_rng(seed + 1)
+    return {r: rng.uniform(-128, 127, shape) for r in sorted({*registers, NEWS})}
+
+
+def _compare_numeric(
+    report: VerificationReport, level: str, got: list, expected: list, outputs: Sequence[str], margin: int
+) -> None:
+    """Compare simulated outputs with the direct correlations on the pixels at least `margin` from the
+    edges; note the largest difference and a problem for each output that is off by more than rounding."""
+    inner = (..., slice(margin, -margin or None), slice(margin, -margin or None))
+    for k, (g, e) in enumerate(zip(got, expected, strict=True)):
+        err = float(np.max(np.abs(g[inner] - e[inner])))
+        report.max_error = max(report.max_error, err)
+        if err > 1e-6 * (1 + float(np.max(np.abs(e[inner])))):
+            report.problems.append(
+                f"{level}: output {k} ({outputs[k]}) differs from the direct correlation by up to {err:.4g}"
+            )
 
 
 def verify_for_filter(program: Program, filter, **options) -> VerificationReport:

@@ -89,3 +89,21 @@ def test_bus_programs():
         verify_bus("m", good, ["A"], ["B"], [ONE], [ONE.shifted((0, -1))], 0)
     with pytest.raises(VerificationError, match="at most once"):
         verify_bus("m", [BusOp("bus", ("B",), ("A", "A"))], ["A"], ["B"], [ONE], [ONE.scaled(-2)], 0)
+
+
+def test_numeric_comparison_ignores_the_edges_only():
+    import numpy as np
+
+    from cain.verify import VerificationReport, _compare_numeric
+
+    expected = np.zeros((1, 8, 8))
+    edge = expected.copy()
+    edge[0, 0, :] = 5.0
+    report = VerificationReport("k", 0, 0)
+    _compare_numeric(report, "numeric", [edge], [expected], ["A"], margin=1)
+    assert report.ok and report.max_error == 0
+    inside = expected.copy()
+    inside[0, 3, 4] = 0.5
+    _compare_numeric(report, "numeric", [inside], [expected], ["A"], margin=1)
+    assert report.problems == ["numeric: output 0 (A) differs from the direct correlation by up to 0.5"]
+    assert report.max_error == 0.5
