@@ -580,32 +580,23 @@ def _arg_type(check):
 
 
 def add_override_arguments(parser: argparse.ArgumentParser) -> None:
-    """The command-line options that override a kernel file's `option` lines."""
+    """The command-line options that override a kernel file's `option` lines (`--max-depth` for the
+    override key `max_depth`), checked as the file's options are."""
     group = parser.add_argument_group("kernel file options (override the file's `option` lines)")
-    group.add_argument(
-        "--max-depth",
-        type=_arg_type(check_max_depth),
-        metavar="N",
-        help=f"largest approximation depth (default {DEFAULT_MAX_DEPTH})",
-    )
-    group.add_argument(
-        "--max-error",
-        type=_arg_type(check_max_error),
-        metavar="X",
-        help="largest total approximation error, e.g. 0 or 1/64 (default 0)",
-    )
-    group.add_argument(
-        "--registers",
-        type=_arg_type(check_registers),
-        metavar="A,B,...",
-        help=f"the register file (default {','.join(DEFAULT_REGISTERS)})",
-    )
-    group.add_argument(
-        "--instruction-set",
-        type=_arg_type(check_instruction_set),
-        metavar="|".join(INSTRUCTION_SETS),
-        help=f"instruction set (default {DEFAULT_INSTRUCTION_SET})",
-    )
+    for key, option in OVERRIDE_KEYS.items():
+        metavar, text = _OVERRIDE_HELP[key]
+        group.add_argument(
+            f"--{key.replace('_', '-')}", type=_arg_type(_CHECKS[option]), metavar=metavar, help=text
+        )
+
+
+_OVERRIDE_HELP = {
+    "max_depth": ("N", f"largest approximation depth (default {DEFAULT_MAX_DEPTH})"),
+    "max_error": ("X", "largest total approximation error, e.g. 0 or 1/64 (default 0)"),
+    "registers": ("A,B,...", f"the register file (default {','.join(DEFAULT_REGISTERS)})"),
+    "instruction_set": ("|".join(INSTRUCTION_SETS), f"instruction set (default {DEFAULT_INSTRUCTION_SET})"),
+}
+"""Override key -> the metavar and help text of its command-line option."""
 
 
 def overrides_from_args(args: argparse.Namespace) -> dict[str, object]:
