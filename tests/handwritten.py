@@ -10,6 +10,8 @@ from cain.program import Instr, Program
 
 GAUSS3 = [[1, 2, 1], [2, 4, 2], [1, 2, 1]]
 GAUSS3_GOAL = Goal.from_matrices([GAUSS3])
+HALVINGS = [Instr("div", (v + 1,), (v,)) for v in range(4)]
+"""%0 (16 atoms) halved four times into %4 (one atom)."""
 
 
 def gauss3_basic() -> Program:
@@ -18,10 +20,7 @@ def gauss3_basic() -> Program:
         name="gauss3",
         inputs=[(0, "A")],
         instrs=[
-            Instr("div", (1,), (0,)),
-            Instr("div", (2,), (1,)),
-            Instr("div", (3,), (2,)),
-            Instr("div", (4,), (3,)),
+            *HALVINGS,
             Instr("movx", (5,), (4,), ("south",)),
             Instr("add", (6,), (4, 5)),
             Instr("movx", (7,), (6,), ("north",)),
@@ -51,10 +50,7 @@ def gauss3_all() -> Program:
         name="gauss3",
         inputs=[(0, "A")],
         instrs=[
-            Instr("div", (1,), (0,)),
-            Instr("div", (2,), (1,)),
-            Instr("div", (3,), (2,)),
-            Instr("div", (4,), (3,)),  # one atom
+            *HALVINGS,  # one atom
             Instr("movx", (5,), (4,), ("north",)),
             Instr("movx", (6,), (4,), ("south",)),
             Instr("add3", (7,), (4, 5, 6)),  # [1 1 1] down the column
