@@ -140,3 +140,14 @@ def test_every_macro_runs_as_c(tmp_path):
     for out, goal in zip(outs, goals, strict=True):
         expected = correlate(images, goal, 2)
         assert np.allclose(out[m:-m, m:-m], expected[m:-m, m:-m], atol=1e-9)
+
+
+def test_header_prints_no_scale_at_depth_0():
+    p = Program("copy", [(0, "A")], [Instr("mov", (1,), (0,))], [(1, "B")])
+    one = Goal.identity(1)
+    for depth, head in ((0, " * out0 ="), (2, " * out0 = 1/4 x")):
+        module = ModuleOp([build_kernel(p, info_for(p, [one.scaled(2**depth)], depth, 1))])
+        RegallocPass().apply(Context(), module)
+        EmitPass().apply(Context(), module)
+        lines = emitted_text(module).splitlines()
+        assert lines[lines.index(head) + 1].split() == ["*", "[", str(2**depth), "]"]
