@@ -143,6 +143,13 @@ def test_direct_solver_builds_a_division_chain_and_moves():
     assert current == list(space.inputs)
 
 
+def test_one_kernel_in_two_registers_is_copied_after_it_is_made():
+    f = parse_filter("filter twice\ninput A\noutput p -> B = [0 0 1]\noutput q -> C = [0 0 1]\n", "twice.cain")
+    r = search(f, SearchConfig(node_budget=50, progress=False))
+    check(r.program, f)
+    assert sorted(i.macro for i in r.program.instrs) == ["mov", "movx"]
+
+
 def test_direct_solver_refuses_a_goal_two_steps_away():
     f = kernel_filter("[1 1 0]")
     space = Space("all", depth=0, registers=6, inputs=[G.from_goal(g) for g in f.initial_goals()])

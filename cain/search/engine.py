@@ -49,6 +49,11 @@ class SearchConfig:
     """Also split goals along halved (1, 2, ... times) copies of the other goals of the bag."""
     scaled_patterns: bool = False
     """The heuristic counts goals equal up to translation and a power-of-two scale as one pattern."""
+    restart: int = 0
+    """Start the traversal again after this many nodes (0: never), each round 1.5 times longer and
+    its order jittered by a new seed; the best plan bounds every round."""
+    restart_jitter: float = 0.25
+    """The relative jitter of the heuristic in rounds after the first."""
     cache_limit: int = 3_000_000
     """Most goal-bags remembered for culling; the cache is emptied when it grows past this."""
 
@@ -166,14 +171,14 @@ class Worker:
             filt.depth,
             len(names),
             [G.from_goal(g) for g in filt.initial_goals()],
-            exhaustive_atoms=cfg.exhaustive_atoms + (0, 0, 1, -1)[variant],
+            exhaustive_atoms=cfg.exhaustive_atoms + (0, -1, 1, 0)[variant],
             heuristic=cfg.heuristic,
             seed=cfg.seed * 1000 + index,
-            jitter=(0.0, 0.0, 0.2, 0.2)[variant] if index else 0.0,
+            jitter=(0.0, 0.2, 0.2, 0.0)[variant] if index else 0.0,
             scaled_relations=cfg.scaled_relations,
             scaled_patterns=cfg.scaled_patterns != (variant in (1, 3)),
         )
-        self.branch = cfg.branch + (0, 0, 8, -8)[variant]
+        self.branch = cfg.branch + (0, -8, 8, 0)[variant]
         self.icws_cost = cfg.cost == "icws"
         self.root = self.space.bag(G.from_goal(g) for g in filt.final_goals())
         self.initial = self.space.bag(G.from_goal(g) for g in filt.initial_goals())
@@ -241,14 +246,46 @@ class Worker:
 
     # -- the search -----------------------------------------------------------------------------
     def run(self, progress=None) -> str:
-        """Search until the frontier is empty or a budget ends; returns why it stopped."""
+        """Search until the frontier is empty or a budget ends; returns why it stopped.
+
+        With `restart`, the traversal starts again from the final goals after that many nodes (the next
+        round half as long again, and so on), its children's order jittered by a new seed each round:
+        the best plan so far bounds every round, and the memoised pair generation carries over."""
+        cfg = self.cfg
+        space = self.space
+        if len(self.root) > len(self.names):
+            raise CainError(
+                f"the filter has {len(self.root)} kernels but only {len(self.names)} registers; "
+                f"use more registers"
+            )
+        time_budget = cfg.time_budget
+        if cfg.node_budget is None and time_budget is None:
+            time_budget = DEFAULT_TIME
+        self.deadline = self.start + time_budget if time_budget is not None else None
+        self.bound = min(self.best_cost, self._naive_cap())
+        self.next_check = 0
+        restart = cfg.restart if cfg.heuristic == "scamp5" else 0
+        length = restart
+        rounds = 0
+        while True:
+            round_end = self.nodes + int(length) if restart else None
+            stopped = self._round(progress, round_end)
+            if stopped != "round":
+                break
+            rounds += 1
+            length *= 1.5
+            space.jitter = max(space.jitter, cfg.restart_jitter)
+            space.rng.seed(cfg.seed * 1_000_003 + self.index * 1009 + rounds)
+        if progress is not None:
+            progress(self, time.perf_counter())
+        return stopped
+
+    def _round(self, progress, round_end: int | None) -> str:
+        """One traversal from the final goals until a budget, the round's end or exhaustion."""
         cfg = self.cfg
         space = self.space
         node_budget = cfg.node_budget
-        time_budget = cfg.time_budget
-        if node_budget is None and time_budget is None:
-            time_budget = DEFAULT_TIME
-        deadline = self.start + time_budget if time_budget is not None else None
+        deadline = self.deadline
         traversal = cfg.traversal
         cache: dict[tuple[int, ...], int] = {}
         initial = self.initial
@@ -256,17 +293,12 @@ class Worker:
         min_step = self._min_step()
         branch = self.branch
         root = _Node(self.root, 0, None, None, space.lower_bound(self.root))
-        if len(self.root) > len(self.names):
-            raise CainError(
-                f"the filter has {len(self.root)} kernels but only {len(self.names)} registers; "
-                f"use more registers"
-            )
         frontier = deque([root]) if traversal != "best-first" else [(0.0, 0, root)]
         counter = 1
-        bound = min(self.best_cost, self._naive_cap())
+        bound = self.bound
         tot = space.tot
         atom_cap = 2 * sum(tot[g] for g in self.root) + sum(tot[g] for g in self.initial)
-        next_check = 0
+        direct_size = len(initial) + 2 + len(self.filt.kernels)
         stopped = "exhausted"
         while frontier:
             if traversal == "best-first":
@@ -281,8 +313,11 @@ class Worker:
                 if node_budget is not None and self.nodes >= node_budget:
                     stopped = "nodes"
                     break
-                if self.nodes >= next_check:
-                    next_check = self.nodes + 64
+                if round_end is not None and self.nodes >= round_end:
+                    stopped = "round"
+                    break
+                if self.nodes >= self.next_check:
+                    self.next_check = self.nodes + 64
                     now = time.perf_counter()
                     if deadline is not None and now >= deadline:
                         stopped = "time"
@@ -304,7 +339,7 @@ class Worker:
                     self._plan(node, [])
                     bound = min(bound, self.best_cost)
                     continue
-                if len(bag) <= len(initial) + 2 + (len(self.filt.kernels)):
+                if len(bag) <= direct_size:
                     tail = direct_solution(space, bag)
                     if tail is not None:
                         extra = sum(self._step_cost(p[0]) for p in tail)
@@ -346,8 +381,7 @@ class Worker:
                 if node.idx < len(cands):
                     counter += 1
                     heapq.heappush(frontier, (cands[node.idx][0], counter, node))
-        if progress is not None:
-            progress(self, time.perf_counter())
+        self.bound = bound
         return stopped
 
 

@@ -17,6 +17,7 @@ def direct_solution(space: Space, bag: tuple[int, ...]) -> list[Pair] | None:
     division chain of an input (`input / 2^j`), its negation or one move of it, zero, or a duplicate;
     None when some goal is not of that form."""
     depth = space.depth
+    copies: list[Pair] = []
     derived: list[Pair] = []
     chain: dict[int, int] = {}
     chain_goal: dict[tuple[int, int], int] = {}
@@ -34,7 +35,7 @@ def direct_solution(space: Space, bag: tuple[int, ...]) -> list[Pair] | None:
         if g in seen:
             if space.copy is None:
                 return None
-            derived.append((space.copy.macro, (), g, (g,)))
+            copies.append((space.copy.macro, (), g, (g,)))
             continue
         seen.add(g)
         if g in space.input_set:
@@ -67,7 +68,7 @@ def direct_solution(space: Space, bag: tuple[int, ...]) -> list[Pair] | None:
         else:
             return None
         chain[z] = max(chain.get(z, 0), j)
-    steps = derived
+    steps = copies + derived  # (reverse order) a copy runs after its goal is made
     for z, top in sorted(chain.items()):
         for j in range(top, 0, -1):
             steps.append((space.division.macro, (), chain_id(z, j), (chain_id(z, j - 1),)))
