@@ -10,6 +10,7 @@ scamp5.kernel @gauss3(%0 : !scamp5.areg<A>) depth 4 registers ["A", "B", "C", "D
   scamp5.output %3 : !scamp5.areg<B>
 }
 ```
+The header prints on one line (wrapped above), except that several outputs print one per line.
 One op per macro of `cain.isa.MACROS`, generated from the table. Registers are types: `!scamp5.areg`
 before allocation, `!scamp5.areg<A>` after; once allocated, each op's verifier enforces the bus rules
 (`Macro.distinct_roles`, `tied`, `scratch`). After `expand-bus` the kernel body holds `scamp5.bus`,
@@ -575,7 +576,14 @@ class KernelOp(IRDLOperation):
             print_weights(info.weights[k], printer)
             printer.print_string(")")
 
-        printer.print_list(range(len(info.output_names)), print_output)
+        if len(info.output_names) == 1:
+            print_output(0)
+        else:  # one output per line
+            with printer.indented(2):
+                for k in range(len(info.output_names)):
+                    printer.print_string("\n" if k == 0 else ",\n")
+                    print_output(k)
+            printer.print_string("\n")
         printer.print_string("]")
         if self.attributes:
             printer.print_op_attributes(self.attributes, print_keyword=True)

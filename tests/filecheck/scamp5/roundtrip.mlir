@@ -36,7 +36,10 @@ scamp5.kernel @every(%a: !scamp5.areg<A>, %b: !scamp5.areg<B>) depth 2 registers
   scamp5.output %17, %b : !scamp5.areg<A>, !scamp5.areg<B>
 }
 
-// CHECK:      scamp5.kernel @every(%a: !scamp5.areg<A>, %b: !scamp5.areg<B>) depth 2 {{.*}} inputs ["x" -> "A", "y" -> "B"] outputs [("p" -> "A" goal #goal.goal<[[1]]> error 1/4 weights 1/4 [[1]], [[0]]), ("q" -> "B" goal #goal.goal<[[0]], [[1]]> error 0 weights 1/4 [[0]], [[1]])] attributes {macros = 17 : i64} {
+// CHECK:      scamp5.kernel @every(%a: !scamp5.areg<A>, %b: !scamp5.areg<B>) depth 2 {{.*}} inputs ["x" -> "A", "y" -> "B"] outputs [
+// CHECK-NEXT:     ("p" -> "A" goal #goal.goal<[[1]]> error 1/4 weights 1/4 [[1]], [[0]]),
+// CHECK-NEXT:     ("q" -> "B" goal #goal.goal<[[0]], [[1]]> error 0 weights 1/4 [[0]], [[1]])
+// CHECK-NEXT: ] attributes {macros = 17 : i64} {
 // CHECK-NEXT:   %0 = scamp5.res : () -> !scamp5.areg<C>
 // CHECK-NEXT:   %1, %2 = scamp5.res2 : () -> !scamp5.areg<D>, !scamp5.areg<E>
 // CHECK-NEXT:   %3 = scamp5.mov %a : !scamp5.areg<A> -> !scamp5.areg<C>
