@@ -3,10 +3,13 @@
 from __future__ import annotations
 
 import argparse
+import ast
 import dataclasses
 import importlib
+import inspect
 import os
 import sys
+import textwrap
 from collections.abc import Sequence
 from typing import IO
 
@@ -163,6 +166,28 @@ def _indent(text: str) -> str:
     return "\n".join("  " + line for line in text.splitlines())
 
 
+def option_docs(cls: type) -> dict[str, str]:
+    """Each pass option's help: the string literal written under its field, as for any attribute."""
+    docs: dict[str, str] = {}
+    for klass in reversed(cls.__mro__):
+        try:
+            body = ast.parse(textwrap.dedent(inspect.getsource(klass))).body[0]
+        except (OSError, TypeError, SyntaxError):
+            continue
+        if not isinstance(body, ast.ClassDef):
+            continue
+        for field, doc in zip(body.body, body.body[1:]):
+            if (
+                isinstance(field, ast.AnnAssign)
+                and isinstance(field.target, ast.Name)
+                and isinstance(doc, ast.Expr)
+                and isinstance(doc.value, ast.Constant)
+                and isinstance(doc.value.value, str)
+            ):
+                docs[field.target.id] = " ".join(doc.value.value.split())
+    return docs
+
+
 def pass_help() -> str:
     """One paragraph per available pass: its name, summary and options (for `--help`)."""
     lines = ["passes (run in the order given, e.g. --pass-pipeline=search,regalloc,emit):"]
@@ -173,6 +198,7 @@ def pass_help() -> str:
             continue
         doc = (cls.__doc__ or "").strip().splitlines()
         lines.append(f"  {name:<11} {doc[0] if doc else ''}")
+        docs = option_docs(cls)
         for f in dataclasses.fields(cls):
             if f.name == "name":
                 continue
@@ -182,9 +208,8 @@ def pass_help() -> str:
                 default = f.default_factory()
             else:
                 default = "(required)"
-            meta = f.metadata.get("help", "") if f.metadata else ""
             option = f"{f.name.replace('_', '-')}={default!s}"
-            lines.append(f"      {option:<24} {meta}".rstrip())
+            lines.append(f"      {option:<24} {docs.get(f.name, '')}".rstrip())
     lines.append("pass options go in braces: -p 'NAME{OPTION=VALUE OPTION=VALUE},NAME'")
     return "\n".join(lines)
 

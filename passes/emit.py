@@ -6,7 +6,7 @@ then writes that text, not the IR, to stdout or `-o FILE` (`emitted_text`).
 
 from __future__ import annotations
 
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 
 from cain.dialects.scamp5 import KernelOp
 from cain.passes.verify import VerifyPass
@@ -27,7 +27,8 @@ class EmitPass(ModulePass):
 
     name = "emit"
 
-    verify: bool = field(default=True, metadata={"help": "verify each kernel before printing it"})
+    verify: bool = True
+    """Verify each kernel before printing it (`verify=false` to skip)."""
 
     def apply(self, ctx: Context, op: ModuleOp) -> None:
         kernels = [k for k in op.walk() if isinstance(k, KernelOp)]

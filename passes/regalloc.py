@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 
 from cain.dialects.scamp5 import KernelInfo, KernelOp, build_kernel, program_from_kernel
 from xdsl.context import Context
@@ -21,9 +21,8 @@ class RegallocPass(ModulePass):
 
     name = "regalloc"
 
-    registers: tuple[str, ...] | None = field(
-        default=None, metadata={"help": "register file to use, e.g. registers=A,B,C,D,E,F,G,H"}
-    )
+    registers: tuple[str, ...] | None = None
+    """The register file to use, e.g. `registers=A,B,C,D,E,F,G,H`; default: the kernel's."""
 
     def apply(self, ctx: Context, op: ModuleOp) -> None:
         kernels = [k for k in op.walk() if isinstance(k, KernelOp)]

@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 
 from cain.dialects.scamp5 import KernelOp, bus_ops_of, program_from_kernel
 from xdsl.context import Context
@@ -19,11 +19,12 @@ class VerifyPass(ModulePass):
 
     name = "verify"
 
-    images: int = field(default=2, metadata={"help": "random images to simulate"})
-    size: int = field(
-        default=64, metadata={"help": "their width and height (enlarged if the kernel reaches further)"}
-    )
-    seed: int = field(default=0, metadata={"help": "seed of the random images"})
+    images: int = 2
+    """Random images to simulate."""
+    size: int = 64
+    """Their width and height (enlarged if the kernel reaches further)."""
+    seed: int = 0
+    """Seed of the random images."""
 
     def apply(self, ctx: Context, op: ModuleOp) -> None:
         kernels = [k for k in op.walk() if isinstance(k, KernelOp)]

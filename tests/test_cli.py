@@ -21,6 +21,8 @@ class RenamePass(ModulePass):
 
     name = "rename"
     to: str = "renamed"
+    """The new name, repeated
+    `times` times."""
     times: int = 1
 
     def apply(self, ctx, op: ModuleOp) -> None:
@@ -175,7 +177,18 @@ def test_help_lists_options_and_passes(capsys, rename_pass):
     for option in ["--max-depth", "--max-error", "--registers", "--instruction-set", "-o OUTPUT_FILE"]:
         assert option in out
     assert "rename      Renames every filter" in out
-    assert "to=renamed" in out and "times=1" in out
+    lines = out.splitlines()
+    assert any(
+        line.split() == ["to=renamed", "The", "new", "name,", "repeated", "`times`", "times."]
+        for line in lines
+    )
+    assert any(line.split() == ["times=1"] for line in lines)
+    for option, text in [
+        ("images=2", "Random images"),
+        ("registers=None", "The register file"),
+        ("verify=True", "Verify"),
+    ]:
+        assert any(line.split()[:1] == [option] and text in line for line in lines), option
 
 
 def test_version(capsys):
