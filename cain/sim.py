@@ -20,7 +20,7 @@ ADC range is about [-128, 127]); the SCAMP-5 literature reports transfer errors 
 
 from __future__ import annotations
 
-from collections.abc import Callable, Mapping, Sequence
+from collections.abc import Callable, Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
 
 import numpy as np
@@ -287,10 +287,21 @@ def simulate(
     if level == "values":
         values = run_values(program, list(images), algebra)
         return [values[v] for v, _ in program.outputs]
-    rng = np.random.default_rng(seed)
-    garbage = {r: rng.uniform(-128, 127, shape) for r in {*program.registers.values(), NEWS}}
+    garbage = garbage_registers(program.registers.values(), shape, seed)
     state = run_registers(program, list(images), algebra, garbage, noise)
     return [state[reg] for _, reg in program.outputs]
+
+
+def garbage_registers(registers: Iterable[str], shape: tuple[int, ...], seed: int) -> dict[str, object]:
+    """Random contents in the ADC range for `registers` and NEWS, as a PE's registers hold them before
+    a kernel runs (so a program that reads an unset register computes garbage); fixed by `seed`."""
+    rng = np.random.default_rng(seed)
+    return {r: rng.uniform(-128, 127, shape) for r in sorted({*registers, NEWS})}
+
+
+def bus_registers(ops: Sequence[BusOp]) -> set[str]:
+    """The registers of the PE itself that micro-ops name (NEWS, not the neighbours' `XN`..`XW`)."""
+    return {r for op in ops for r in op.dests + op.srcs if r not in NEIGHBOUR_SIDE}
 
 
 def random_images(channels: int, images: int = 1, size: int = DEFAULT_SIZE, seed: int = 0) -> np.ndarray:
@@ -310,14 +321,7 @@ def simulate_bus(
     """Run bus micro-ops with `inputs` (register -> image stack) in their registers; the `outputs`
     registers afterwards. Every other register starts as random garbage."""
     first = np.asarray(next(iter(inputs.values())), dtype=np.float64)
-    rng = np.random.default_rng(seed)
-    names = {
-        *inputs,
-        *outputs,
-        *(r for op in ops for r in op.dests + op.srcs if r not in NEIGHBOUR_SIDE),
-        NEWS,
-    }
-    state: dict[str, object] = {r: rng.uniform(-128, 127, first.shape) for r in names}
+    state = garbage_registers({*inputs, *outputs, *bus_registers(ops)}, first.shape, seed)
     state.update((r, np.asarray(x, dtype=np.float64)) for r, x in inputs.items())
     run_bus(ops, state, numeric_algebra(first.shape), noise)
     return [state[r] for r in outputs]

@@ -11,7 +11,7 @@ the direct correlation of the image with `goal / 2^depth`, on the pixels far eno
 
 from __future__ import annotations
 
-from collections.abc import Iterable, Sequence
+from collections.abc import Sequence
 from dataclasses import dataclass, field
 
 import numpy as np
@@ -25,7 +25,9 @@ from cain.sim import (
     GOAL_ALGEBRA,
     NEIGHBOUR_SIDE,
     SimulationError,
+    bus_registers,
     correlate,
+    garbage_registers,
     instr_registers,
     numeric_algebra,
     random_images,
@@ -147,7 +149,7 @@ def verify_program(
             report, "numeric (values)", [numbers[v] for v, _ in program.outputs], expected, outputs, margin
         )
         if program.registers:
-            garbage = _garbage_images(program.registers.values(), pictures.shape[1:], seed)
+            garbage = garbage_registers(program.registers.values(), pictures.shape[1:], seed + 1)
             state = run_registers(program, inputs, algebra, garbage)
             _compare_numeric(
                 report, "numeric (registers)", [state[r] for r in outputs], expected, outputs, margin
@@ -235,7 +237,7 @@ def verify_bus(
     """Check a bus micro-op program (inputs in `inputs` registers, outputs expected in `outputs`)."""
     report = VerificationReport(name, macros if macros is not None else 0, len(ops))
     channels = len(input_goals)
-    regs = {*inputs, *outputs, *(r for op in ops for r in op.dests + op.srcs if r not in NEIGHBOUR_SIDE)}
+    regs = {*inputs, *outputs, *bus_registers(ops)}
     initial: dict[str, object] = {r: _garbage(r) for r in {*regs, NEWS}}
     initial.update(zip(inputs, input_goals, strict=True))
     try:
@@ -255,7 +257,7 @@ def verify_bus(
     size = max(size, 2 * margin + 8)
     pictures = random_images(channels, images, size, seed)
     algebra = numeric_algebra(pictures.shape[1:])
-    numeric = _garbage_images(regs, pictures.shape[1:], seed)
+    numeric = garbage_registers(regs, pictures.shape[1:], seed + 1)
     numeric.update(zip(inputs, [correlate(pictures, g, depth) for g in input_goals], strict=True))
     run_bus(ops, numeric, algebra)
     expected = [correlate(pictures, g, depth) for g in output_goals]
@@ -266,12 +268,6 @@ def verify_bus(
         f"numeric: {images} random {size}x{size} image(s), margin {margin}: max |error| {report.max_error:.3g}"
     )
     return report
-
-
-def _garbage_images(registers: Iterable[str], shape: tuple[int, ...], seed: int) -> dict[str, object]:
-    """Random contents for every register and NEWS, as the registers hold before a kernel runs."""
-    rng = np.random.default_rng(seed + 1)
-    return {r: rng.uniform(-128, 127, shape) for r in sorted({*registers, NEWS})}
 
 
 def _compare_numeric(
