@@ -114,12 +114,11 @@ def allocate(program: Program, registers: Sequence[str] | None = None) -> Progra
             want[v] = reg
             reserved[reg] = (v, define[v])
 
-    scan = _Scan(program, regs, instrs, last, want, reserved, next_value)
     first_error: RegisterAllocationError | None = None
     best: tuple[int, Program] | None = None
     for preference in _preferences(regs):
         try:
-            result = scan.run(preference)
+            result = _scan(program, regs, instrs, last, want, reserved, next_value, preference)
         except RegisterAllocationError as e:
             first_error = first_error or e
             continue
@@ -144,55 +143,57 @@ def _preferences(regs: tuple[str, ...]):
         yield back[k:] + back[:k]
 
 
-class _Scan:
-    """One linear scan over a prepared program, for a given register preference order."""
+def _scan(
+    program: Program,
+    regs: tuple[str, ...],
+    instrs: list[Instr],
+    last: dict[int, int],
+    want: dict[int, str],
+    reserved: dict[str, tuple[int, int]],
+    next_value: int,
+    preference: tuple[str, ...],
+) -> Program:
+    """One linear scan over a prepared program (`instrs`, liveness `last`, output registers `want`,
+    `reserved`), preferring registers in the order `preference`."""
+    order = {r: k for k, r in enumerate(preference)}
+    reg_of: dict[int, str] = {}
+    holder: dict[str, int | None] = dict.fromkeys(regs)
+    for v, reg in program.inputs:
+        reg_of[v] = reg
+        if last[v] >= 0:
+            holder[reg] = v
 
-    def __init__(self, program, regs, instrs, last, want, reserved, next_value):
-        self.program, self.regs, self.instrs = program, regs, instrs
-        self.last, self.want, self.reserved, self.next_value = last, want, reserved, next_value
+    def blocked(reg: str, v: int, i: int) -> bool:
+        """Would `v` in `reg` keep `reg` from the output value reserved to it?"""
+        w = reserved.get(reg)
+        return w is not None and w[0] != v and w[1] > i and last[v] > w[1]
 
-    def run(self, preference: tuple[str, ...]) -> Program:
-        program, regs, instrs = self.program, self.regs, self.instrs
-        last, want, reserved = self.last, self.want, self.reserved
-        order = {r: k for k, r in enumerate(preference)}
-        reg_of: dict[int, str] = {}
-        holder: dict[str, int | None] = dict.fromkeys(regs)
-        for v, reg in program.inputs:
+    def rank(reg: str, v: int, i: int, in_place: set[str]) -> tuple[int, int]:
+        if want.get(v) == reg:
+            return (0, order[reg])
+        if blocked(reg, v, i):
+            return (4, order[reg])
+        if reg in in_place:
+            return (1, order[reg])
+        return (2 if reg not in reserved else 3, order[reg])
+
+    out: list[Instr] = []
+    for i, instr in enumerate(instrs):
+        dying = {o for o in instr.operands if last[o] == i}
+        free = [r for r in preference if holder[r] is None]
+        choice = _choose(instr, i, dying, free, reg_of, want, rank)
+        if choice is None:
+            raise _pressure_error(program, instr, i, regs, holder, last)
+        macro_name, result_regs, scratch = choice
+        for o in dying:
+            holder[reg_of[o]] = None
+        for v, reg in zip(instr.results, result_regs, strict=True):
             reg_of[v] = reg
-            if last[v] >= 0:
-                holder[reg] = v
+            holder[reg] = v if last[v] > i else None
+        out.append(Instr(macro_name, instr.results, instr.operands, instr.directions, tuple(scratch)))
 
-        def blocked(reg: str, v: int, i: int) -> bool:
-            """Would `v` in `reg` keep `reg` from the output value reserved to it?"""
-            w = reserved.get(reg)
-            return w is not None and w[0] != v and w[1] > i and last[v] > w[1]
-
-        def rank(reg: str, v: int, i: int, in_place: set[str]) -> tuple[int, int]:
-            if want.get(v) == reg:
-                return (0, order[reg])
-            if blocked(reg, v, i):
-                return (4, order[reg])
-            if reg in in_place:
-                return (1, order[reg])
-            return (2 if reg not in reserved else 3, order[reg])
-
-        out: list[Instr] = []
-        for i, instr in enumerate(instrs):
-            dying = {o for o in instr.operands if last[o] == i}
-            free = [r for r in preference if holder[r] is None]
-            choice = _choose(instr, i, dying, free, reg_of, want, rank)
-            if choice is None:
-                raise _pressure_error(program, instr, i, regs, holder, last)
-            macro_name, result_regs, scratch = choice
-            for o in dying:
-                holder[reg_of[o]] = None
-            for v, reg in zip(instr.results, result_regs, strict=True):
-                reg_of[v] = reg
-                holder[reg] = v if last[v] > i else None
-            out.append(Instr(macro_name, instr.results, instr.operands, instr.directions, tuple(scratch)))
-
-        outputs = _place_outputs(program, regs, out, reg_of, self.next_value)
-        return Program(program.name, list(program.inputs), out, outputs, reg_of)
+    outputs = _place_outputs(program, regs, out, reg_of, next_value)
+    return Program(program.name, list(program.inputs), out, outputs, reg_of)
 
 
 @cache
