@@ -21,13 +21,14 @@ destinations, then sources, as the SDK writes them) and `scamp5.output` has no o
 from __future__ import annotations
 
 from collections.abc import Sequence
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from fractions import Fraction
 from typing import ClassVar
 
 from cain.dialects.goal import (
     GoalAttr,
     RationalAttr,
+    Weights,
     WeightsAttr,
     parse_goal_and_error,
     parse_weights,
@@ -418,7 +419,7 @@ class KernelInfo:
     output_registers: list[str]
     goals: list[Goal]
     errors: list[Fraction]
-    weights: list[tuple]
+    weights: list[Weights]
     depth: int
     registers: list[str]
     instruction_set: str = "all"
@@ -725,9 +726,8 @@ def build_kernel(program: Program, info: KernelInfo) -> KernelOp:
         block.add_op(op)
         values.update(zip(instr.results, op.results, strict=True))
     block.add_op(OutputOp([values[v] for v, _ in program.outputs]))
-    info = KernelInfo(**{**info.__dict__, "counts": dict(info.counts)})
-    info.counts.update(macros=program.macros, icws=program.icws)
-    return KernelOp(info, Region(block))
+    counts = {**info.counts, "macros": program.macros, "icws": program.icws}
+    return KernelOp(replace(info, counts=counts), Region(block))
 
 
 def kernel_from_program(program: Program, filter: Filter) -> KernelOp:

@@ -2,9 +2,9 @@
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 
-from cain.dialects.scamp5 import KernelInfo, KernelOp, build_kernel, program_from_kernel
+from cain.dialects.scamp5 import KernelOp, build_kernel, program_from_kernel
 from xdsl.context import Context
 from xdsl.dialects.builtin import ModuleOp
 from xdsl.passes import ModulePass
@@ -37,5 +37,4 @@ class RegallocPass(ModulePass):
             registers = list(self.registers) if self.registers else info.registers
             allocated = allocate(program, registers)
             verify_program(allocated, info.input_goals(), info.goals, info.depth, images=1, size=32)
-            info = KernelInfo(**{**info.__dict__, "registers": registers})
-            Rewriter.replace_op(kernel, build_kernel(allocated, info))
+            Rewriter.replace_op(kernel, build_kernel(allocated, replace(info, registers=registers)))
