@@ -227,10 +227,7 @@ def main(argv: Sequence[str] | None = None) -> int:
     except CainError as e:
         print(e, file=sys.stderr)
         return 1
-    except ParseError as e:
-        print(f"error: {e}", file=sys.stderr)
-        return 1
-    except (VerifyException, DiagnosticException, PassFailedException) as e:
+    except (ParseError, VerifyException, DiagnosticException, PassFailedException) as e:
         print(f"error: {e}", file=sys.stderr)
         return 1
     except OSError as e:
