@@ -17,6 +17,7 @@ from dataclasses import dataclass, field
 import numpy as np
 
 from cain.diagnostics import CainError
+from cain.filter import Filter
 from cain.goal import Goal
 from cain.isa import MACROS, NEWS, BusOp
 from cain.program import Instr, Program
@@ -120,7 +121,8 @@ def verify_program(
     except KeyError as e:
         report.problems.append(f"value %{e.args[0]} is read before it is defined")
         raise VerificationError(report) from None
-    _compare_goals(report, "value", [values[v] for v, _ in program.outputs], program, output_goals, channels)
+    values_at = [f"%{v}" for v, _ in program.outputs]
+    _compare_goals(report, [values[v] for v, _ in program.outputs], output_goals, values_at, channels)
     if report.ok:
         report.checks.append("symbolic: every output value holds exactly its goal")
 
@@ -164,17 +166,25 @@ def verify_program(
     return report
 
 
-def _compare_goals(report, what, got: list[Goal], program: Program, output_goals, channels) -> None:
-    for k, (g, want) in enumerate(zip(got, output_goals, strict=True)):
-        if g != want:
-            v, reg = program.outputs[k]
-            place = f"%{v}" if what == "value" else reg
+def _compare_goals(
+    report: VerificationReport, got: list[Goal], want: list[Goal], places: Sequence[str], channels: int
+) -> None:
+    """A problem for each output whose goal is not what it holds (at `places`: its value or register)."""
+    for k, (g, w) in enumerate(zip(got, want, strict=True)):
+        if g != w:
             report.problems.append(
-                f"output {k} ({place}) holds {show_goal(g, channels)}, but its goal is {show_goal(want, channels)}"
+                f"output {k} ({places[k]}) holds {show_goal(g, channels)}, but its goal is {show_goal(w, channels)}"
             )
 
 
-def _symbolic_registers(report, program: Program, input_goals, output_goals, values, channels) -> None:
+def _symbolic_registers(
+    report: VerificationReport,
+    program: Program,
+    input_goals: list[Goal],
+    output_goals: list[Goal],
+    values: dict[int, Goal],
+    channels: int,
+) -> None:
     """Run every macro's micro-ops on goals in the register file; name the first lost value."""
     last: dict[int, int] = {}
     for i, instr in enumerate(program.instrs):
@@ -207,9 +217,8 @@ def _symbolic_registers(report, program: Program, input_goals, output_goals, val
     except (_Lost, SimulationError) as e:
         report.problems.append(f"registers: {e}")
         return
-    _compare_goals(
-        report, "register", [state[reg] for _, reg in program.outputs], program, output_goals, channels
-    )
+    outputs = [reg for _, reg in program.outputs]
+    _compare_goals(report, [state[reg] for reg in outputs], output_goals, outputs, channels)
     if report.ok:
         report.checks.append(
             "symbolic: the register-level micro-ops keep every live value and end with the goals"
@@ -217,7 +226,7 @@ def _symbolic_registers(report, program: Program, input_goals, output_goals, val
 
 
 class _Lost(Exception):
-    pass
+    """A live value was overwritten: stops the register-level run at the instruction that did it."""
 
 
 def verify_bus(
@@ -245,11 +254,7 @@ def verify_bus(
     except SimulationError as e:
         report.problems.append(f"bus: {e}")
         raise VerificationError(report) from None
-    for k, (reg, want) in enumerate(zip(outputs, output_goals, strict=True)):
-        if state[reg] != want:
-            report.problems.append(
-                f"output {k} ({reg}) holds {show_goal(state[reg], channels)}, but its goal is {show_goal(want, channels)}"
-            )
+    _compare_goals(report, [state[reg] for reg in outputs], output_goals, outputs, channels)
     if not report.ok:
         raise VerificationError(report)
     report.checks.append("symbolic: the micro-ops end with every output register holding exactly its goal")
@@ -285,6 +290,6 @@ def _compare_numeric(
             )
 
 
-def verify_for_filter(program: Program, filter, **options) -> VerificationReport:
+def verify_for_filter(program: Program, filter: Filter, **options: int) -> VerificationReport:
     """`verify_program` against a `cain.filter.Filter`'s initial and final goals and depth."""
     return verify_program(program, filter.initial_goals(), filter.final_goals(), filter.depth, **options)
