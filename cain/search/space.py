@@ -95,6 +95,8 @@ class Space:
         scaled_relations: int = 0,
         scaled_patterns: bool = False,
     ):
+        self.prescore = 4
+        """Candidates scored exactly per child kept (the rest are dropped on the cheap estimate)."""
         self.scaled_relations = scaled_relations
         self.scaled_patterns = scaled_patterns
         self.macros = instruction_set(instruction_set_name)
@@ -437,18 +439,27 @@ class Space:
                 n_rest=n_rest,
             ) -> None:
                 q = base
-                pats = set(rest_pats)
                 size = n_rest
                 extra = 1
+                pats = None
                 for i, lo in enumerate(lowers):
-                    if lo in lowers[:i]:
+                    if i and lo in lowers[:i]:
                         size += 1  # a second register holding the same goal
-                        q += contrib(lo, pats) + tot[lo] * tot[lo]
+                        t = tot[lo]
+                        q += t + dist[lo] + 2 * t * t
                     elif lo not in rest_set:
                         if i in form.share:
                             extra = 0
                         size += 1
-                        q += contrib(lo, pats)
+                        t = tot[lo]
+                        q += t + dist[lo]
+                        p = pat[lo]
+                        if p >= 0 and p not in rest_pats and (pats is None or p not in pats):
+                            q += t * t
+                            if pats is None:
+                                pats = {p}
+                            else:
+                                pats.add(p)
                 if size + form.need + extra > R:
                     return
                 raw.append((q, len(raw), form, dirs, u, lowers, rest))
@@ -474,11 +485,13 @@ class Space:
                 if split in seen:
                     continue
                 seen.add(split)
-                for f, (dirs, lowers), others in self.split_forms(split):
+                main, by_lower = self.split_forms(split)
+                for f, dirs, lowers in main:
                     emit(f, dirs, lowers)
-                    for d, lt in others:
-                        if lt[0] in bag_set or lt[1] in bag_set:
-                            emit(f, d, lt)
+                if by_lower:
+                    for g in bag_set:
+                        for f, dirs, lowers in by_lower.get(g, ()):
+                            emit(f, dirs, lowers)
             for f in self.ternary:
                 if all(f.signs[i] == 1 and not f.shifted[i] for i in range(3)):
                     for t in self.triples(u):
@@ -488,7 +501,7 @@ class Space:
         else:
             raw.sort(key=lambda e: (e[0], e[1]))
         if keep:
-            raw = raw[: 4 * keep]
+            raw = raw[: self.prescore * keep]
         out = []
         for _, _, form, dirs, u, lowers, rest in raw:
             child = list(rest)
@@ -520,7 +533,8 @@ class Space:
             self._split_forms.clear()
         goal_of = self.goal_of
         a, b = split
-        r = []
+        main: list = []
+        by_lower: dict[int, list] = {}
         for f in self.binary:
             orders = ((a, b),) if f.symmetric else ((a, b), (b, a))
             for p0, p1 in orders:
@@ -528,7 +542,7 @@ class Space:
                 signed = [p if s > 0 else G.neg(p) for p, s in zip(parts, f.signs, strict=True)]
                 if not any(f.shifted):
                     l0, l1 = self.intern(signed[0]), self.intern(signed[1])
-                    r.append((f, ((), (l0, l1)), ()))
+                    main.append((f, (), (l0, l1)))
                     continue
                 entries = []
                 for dirs, (dx, dy) in f.offsets:
@@ -542,7 +556,12 @@ class Space:
                     entries.append((dist, dirs, tuple(lowers)))
                 if entries:
                     best = min(entries, key=lambda e: e[0])
-                    r.append((f, best[1:], tuple(e[1:] for e in entries if e is not best)))
+                    main.append((f, best[1], best[2]))
+                    for e in entries:
+                        if e is not best:
+                            for lo in set(e[2]):
+                                by_lower.setdefault(lo, []).append((f, e[1], e[2]))
+        r = (main, by_lower)
         self._split_forms[split] = r
         return r
 
