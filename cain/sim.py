@@ -14,8 +14,9 @@ numpy arrays and, for symbolic checks, on goals (an unbounded plane, no edges).
 
 Noise (off by default): `Noise(sigma, extra)` adds Gaussian noise of standard deviation `sigma` to every
 value a micro-op writes (the transfer error of one bus cycle) and a further `extra`, added in
-quadrature, on every `bus2` and `bus3` destination (divisions are the noisiest operations). Units are those of the pixel values (the
-ADC range is about [-128, 127]); the SCAMP-5 literature reports transfer errors of a fraction of a unit.
+quadrature, on every `bus2` and `bus3` destination (divisions are the noisiest operations). Units are
+those of the pixel values (the ADC range is about [-128, 127]); the SCAMP-5 literature reports transfer
+errors of a fraction of a unit.
 """
 
 from __future__ import annotations
