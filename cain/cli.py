@@ -64,6 +64,8 @@ def _pass_loader(name: str, spec: str):
 
 
 class CainOptMain(xDSLOptMain):
+    """xDSL's opt driver with Cain's dialects and passes, the kernel-file readers and located errors."""
+
     version_format = "cain-opt (xDSL {xdsl_version})"
 
     def register_all_dialects(self):
@@ -240,6 +242,7 @@ def main(argv: Sequence[str] | None = None) -> int:
 
 
 def _print_help() -> None:
+    """`--help` without parsing the other arguments: the driver's options and every pass's options."""
     parser = argparse.ArgumentParser(
         prog="cain-opt",
         description=DESCRIPTION,

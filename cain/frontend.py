@@ -303,6 +303,7 @@ def check_registers(value: object) -> tuple[str, ...]:
 
 
 def check_instruction_set(value: object) -> str:
+    """An instruction set name from `cain.isa.INSTRUCTION_SETS` (raises ValueError naming the choices)."""
     if value not in INSTRUCTION_SETS:
         raise ValueError(f"unknown instruction set '{value}' (choose from {', '.join(INSTRUCTION_SETS)})")
     return str(value)

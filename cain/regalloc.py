@@ -169,6 +169,8 @@ def _scan(
         return w is not None and w[0] != v and w[1] > i and last[v] > w[1]
 
     def rank(reg: str, v: int, i: int, in_place: set[str]) -> tuple[int, int]:
+        """How good `reg` is for `v` (lower is better): its output register, a dying operand's, a free
+        unreserved one, a reserved one, one that would block an output; ties by `preference`."""
         if want.get(v) == reg:
             return (0, order[reg])
         if blocked(reg, v, i):
@@ -263,6 +265,7 @@ def _form_order(instr: Instr, dying: set[int], reg_of: dict[int, str], want: dic
 
 
 def _pressure_error(program, instr, i, regs, holder, last) -> RegisterAllocationError:
+    """The out-of-registers error at instruction `i`: what is live across it and what it needs."""
     live = sorted(v for v in holder.values() if v is not None and last[v] > i)
     free = [r for r in regs if holder[r] is None]
     dying = {k for k, o in enumerate(instr.operands) if last[o] == i}
@@ -283,6 +286,7 @@ def _pressure_error(program, instr, i, regs, holder, last) -> RegisterAllocation
 
 
 def _check_pins(program: Program, regs: tuple[str, ...]) -> None:
+    """Inputs and outputs must be pinned to distinct registers of the file."""
     for kind, pins in (("input", program.inputs), ("output", program.outputs)):
         seen: set[str] = set()
         for v, reg in pins:

@@ -79,6 +79,7 @@ class Algebra:
 
 
 def numeric_algebra(shape: tuple[int, ...]) -> Algebra:
+    """numpy arrays of `shape` as values: what the simulator computes pixels with."""
     return Algebra(
         zero=lambda: np.zeros(shape),
         add=lambda a, b: a + b,
@@ -178,6 +179,7 @@ class Noise:
         self.rng = np.random.default_rng(self.seed)
 
     def perturb(self, value: np.ndarray, kind: str) -> np.ndarray:
+        """`value` as written by a micro-op of `kind`, with its noise added."""
         sigma = float(np.hypot(self.sigma, self.extra)) if kind != "bus" else self.sigma
         return value + self.rng.normal(0.0, sigma, np.shape(value)) if sigma else value
 

@@ -85,6 +85,7 @@ _garbage_names: list[str] = []
 
 
 def _garbage(reg: str) -> Goal:
+    """The unique atom standing for what `reg` holds before the program sets it."""
     if reg not in _garbage_names:
         _garbage_names.append(reg)
     return Goal({(0, 0, GARBAGE_CHANNEL + _garbage_names.index(reg)): 1})

@@ -85,6 +85,7 @@ class ARegType(ParametrizedAttribute, TypeAttribute):
 
     @property
     def allocated(self) -> bool:
+        """Whether the register is named (after regalloc)."""
         return bool(self.register.data)
 
     @classmethod
@@ -121,6 +122,7 @@ ROLE_WORDS = {
 
 
 def _role_word(macro: Macro, role: str) -> str:
+    """A macro role in words for verifier messages, e.g. `the first operand (x0)`."""
     if macro.name.startswith("sub") and role == "x1":
         return "the subtracted operand (x1)"
     return f"the {ROLE_WORDS.get(role, role)} ({role})"
@@ -156,10 +158,12 @@ class MacroOp(IRDLOperation):
 
     @property
     def direction_names(self) -> tuple[str, ...]:
+        """The op's directions, e.g. `("north",)`."""
         return tuple(d.data for d in self.directions)  # type: ignore[attr-defined]
 
     @property
     def scratch_registers(self) -> tuple[str, ...]:
+        """The scratch registers regalloc chose, empty before allocation."""
         s = self.scratch  # type: ignore[attr-defined]
         return tuple(r.data for r in s) if s is not None else ()
 
@@ -313,9 +317,11 @@ class BusMicroOp(IRDLOperation):
 
     @staticmethod
     def from_bus_op(op: BusOp) -> BusMicroOp:
+        """The op of a `cain.isa.BusOp`, of the class its kind names."""
         return BUS_OPS[op.kind](op.dests, op.srcs)
 
     def bus_op(self) -> BusOp:
+        """The micro-op as a `cain.isa.BusOp`, for the simulator and the C printer."""
         return BusOp(self.KIND, tuple(d.data for d in self.dests), tuple(s.data for s in self.srcs))
 
     @classmethod
@@ -427,9 +433,11 @@ class KernelInfo:
     """Extra integer attributes of the kernel (`macros`, `icws`)."""
 
     def input_goals(self) -> list[Goal]:
+        """Each input channel as a goal: `2^depth` atoms at the centre of its channel."""
         return [Goal.identity(2**self.depth, z) for z in range(len(self.input_channels))]
 
     def filter(self) -> Filter:
+        """The filter the kernel computes (the inverse of `from_filter`)."""
         kernels = tuple(
             Kernel(n, r, w, g, e)
             for n, r, w, g, e in zip(
@@ -447,6 +455,7 @@ class KernelInfo:
 
     @staticmethod
     def from_filter(f: Filter) -> KernelInfo:
+        """What a kernel op for filter `f` carries, with no counts yet."""
         return KernelInfo(
             name=f.name,
             input_channels=[c for c, _ in f.inputs],
@@ -510,6 +519,7 @@ class KernelOp(IRDLOperation):
             self.attributes[key] = IntegerAttr(value, i64)
 
     def info(self) -> KernelInfo:
+        """The header properties (and integer attributes, as `counts`) in plain Python."""
         return KernelInfo(
             name=self.sym_name.data,
             input_channels=[s.data for s in self.input_channels],
@@ -537,10 +547,12 @@ class KernelOp(IRDLOperation):
 
     @property
     def is_bus_level(self) -> bool:
+        """Whether `expand-bus` has run: the body holds bus micro-ops."""
         return any(isinstance(op, BusMicroOp) for op in self.block.ops)
 
     @property
     def is_allocated(self) -> bool:
+        """Whether every value has a register (after `regalloc`)."""
         values = [*self.block.args, *(r for op in self.block.ops for r in op.results)]
         return bool(values) and all(register_of(v) for v in values)
 
