@@ -8,7 +8,7 @@ from __future__ import annotations
 
 import argparse
 import re
-from collections.abc import Mapping, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
 from fractions import Fraction
 from functools import cache
@@ -169,14 +169,27 @@ def _number(token: Token, source: _Source) -> Fraction:
         raise source.error(f"'{token}' is not a number", token) from None
 
 
+def _quotient(
+    numerator: Any,
+    denominator: Any,
+    read: Callable[[Any, _Source], Fraction],
+    source: _Source,
+    message: str = "division by zero",
+) -> Fraction:
+    """`numerator / denominator`, each read with `read` (just the numerator when there is no
+    denominator); a zero denominator is the error `message` at it."""
+    value = read(numerator, source)
+    if denominator is None:
+        return value
+    d = read(denominator, source)
+    if d == 0:
+        raise source.error(message, denominator)
+    return value / d
+
+
 def _ratio(numerator: Token, denominator: Token | None, source: _Source) -> Fraction:
-    value = _number(numerator, source)
-    if denominator is not None:
-        d = _number(denominator, source)
-        if d == 0:
-            raise source.error("division by zero", denominator)
-        value /= d
-    return value
+    """An entry or option value: a number, or a number over a number."""
+    return _quotient(numerator, denominator, _number, source)
 
 
 def _entry(tree: Tree, source: _Source) -> Fraction:
@@ -199,16 +212,11 @@ def _power(tree: Tree, source: _Source) -> Fraction:
 
 
 def _scale(tree: Tree | None, source: _Source) -> Fraction:
+    """A matrix's scale (`1/16`, `2^-6`, `1/2^4`); 1 when there is none."""
     if tree is None:
         return Fraction(1)
     numerator, denominator = _parts(tree)
-    value = _power(numerator, source)
-    if denominator is not None:
-        d = _power(denominator, source)
-        if d == 0:
-            raise source.error("division by zero in the scale", denominator)
-        value /= d
-    return value
+    return _quotient(numerator, denominator, _power, source, "division by zero in the scale")
 
 
 def _matrix(tree: Tree, scale: Fraction, source: _Source) -> tuple[tuple[Fraction, ...], ...]:
