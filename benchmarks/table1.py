@@ -15,6 +15,7 @@ from pathlib import Path
 from benchmarks.common import (
     Run,
     failures_markdown,
+    fmt,
     log,
     machine_info,
     make_parser,
@@ -137,7 +138,8 @@ def main(argv: Sequence[str] | None = None) -> int:
                             "java_best_seconds": row.java_best_seconds[iset], "auke": row.auke,
                             "best": best.as_json(), "runs": [r.as_json() for r in runs]})
             memory = best.peak_memory / 2**20 if best.peak_memory is not None else None
-            table.append([row.name, iset, best.macros, best.icws, best.first_plan_seconds, best.best_plan_seconds,
+            table.append([row.name, iset, best.macros, best.icws, fmt(best.first_plan_seconds, 2),
+                          fmt(best.best_plan_seconds, 2),
                           best.nodes, round(best.nodes_per_second) if best.nodes_per_second else None,
                           round(memory) if memory is not None else None, best.status,
                           row.paper[iset], row.java[iset], row.auke, target_met(best, row, iset)])
