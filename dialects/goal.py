@@ -182,6 +182,26 @@ class WeightsAttr(Data[Weights]):
             raise VerifyException("goal.weights needs one non-empty rectangular matrix per channel")
 
 
+def parse_settings(parser: Parser) -> tuple[int, list[str], str]:
+    """`depth 4 registers ["A", ...] instructions "all"`: the search settings a filter or kernel carries."""
+    parser.parse_keyword("depth")
+    depth = parser.parse_integer(allow_boolean=False)
+    parser.parse_keyword("registers")
+    registers = parser.parse_comma_separated_list(
+        parser.Delimiter.SQUARE, lambda: parser.parse_str_literal("register")
+    )
+    parser.parse_keyword("instructions")
+    return depth, registers, parser.parse_str_literal("instruction set")
+
+
+def print_settings(depth: int, registers: Sequence[str], instruction_set: str, printer: Printer) -> None:
+    """The inverse of `parse_settings`."""
+    printer.print_string(f"depth {depth} registers [")
+    printer.print_list(registers, printer.print_string_literal)
+    printer.print_string("] instructions ")
+    printer.print_string_literal(instruction_set)
+
+
 # -- operations -------------------------------------------------------------------------------------
 
 
@@ -319,14 +339,7 @@ class FilterOp(IRDLOperation):
     @classmethod
     def parse(cls, parser: Parser) -> FilterOp:
         name = parser.parse_symbol_name().data
-        parser.parse_keyword("depth")
-        depth = parser.parse_integer(allow_boolean=False)
-        parser.parse_keyword("registers")
-        registers = parser.parse_comma_separated_list(
-            parser.Delimiter.SQUARE, lambda: parser.parse_str_literal("register")
-        )
-        parser.parse_keyword("instructions")
-        instruction_set = parser.parse_str_literal("instruction set")
+        depth, registers, instruction_set = parse_settings(parser)
         attributes = parser.parse_optional_attr_dict_with_keyword()
         region = parser.parse_region()
         if not region.blocks:
@@ -339,10 +352,9 @@ class FilterOp(IRDLOperation):
     def print(self, printer: Printer) -> None:
         printer.print_string(" ")
         printer.print_symbol_name(self.sym_name.data)
-        printer.print_string(f" depth {self.depth.data} registers [")
-        printer.print_list(self.registers.data, lambda r: printer.print_string_literal(r.data))
-        printer.print_string("] instructions ")
-        printer.print_string_literal(self.instruction_set.data)
+        printer.print_string(" ")
+        registers = [r.data for r in self.registers.data]
+        print_settings(self.depth.data, registers, self.instruction_set.data, printer)
         if self.attributes:
             printer.print_op_attributes(self.attributes, print_keyword=True)
         printer.print_string(" ")

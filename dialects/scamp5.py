@@ -31,8 +31,10 @@ from cain.dialects.goal import (
     Weights,
     WeightsAttr,
     parse_goal_and_error,
+    parse_settings,
     parse_weights,
     print_goal_and_error,
+    print_settings,
     print_weights,
 )
 from xdsl.dialects.builtin import ArrayAttr, IntAttr, IntegerAttr, StringAttr, i64
@@ -563,10 +565,8 @@ class KernelOp(IRDLOperation):
         printer.print_symbol_name(info.name)
         printer.print_string("(")
         printer.print_list(self.block.args, printer.print_block_argument)
-        printer.print_string(f") depth {info.depth} registers [")
-        printer.print_list(info.registers, printer.print_string_literal)
-        printer.print_string("] instructions ")
-        printer.print_string_literal(info.instruction_set)
+        printer.print_string(") ")
+        print_settings(info.depth, info.registers, info.instruction_set, printer)
         printer.print_string(" inputs [")
         printer.print_list(
             zip(info.input_channels, info.input_registers, strict=True),
@@ -607,12 +607,7 @@ class KernelOp(IRDLOperation):
     def parse(cls, parser: Parser) -> KernelOp:
         name = parser.parse_symbol_name().data
         args = parser.parse_comma_separated_list(parser.Delimiter.PAREN, parser.parse_argument)
-        parser.parse_keyword("depth")
-        depth = parser.parse_integer(allow_boolean=False, allow_negative=False)
-        parser.parse_keyword("registers")
-        registers = parser.parse_comma_separated_list(parser.Delimiter.SQUARE, parser.parse_str_literal)
-        parser.parse_keyword("instructions")
-        instruction_set = parser.parse_str_literal()
+        depth, registers, instruction_set = parse_settings(parser)
         parser.parse_keyword("inputs")
 
         def parse_input() -> tuple[str, str]:
@@ -658,6 +653,8 @@ class KernelOp(IRDLOperation):
     def verify_(self) -> None:
         info = self.info()
         name = info.name
+        if info.depth < 0:
+            raise VerifyException(f"kernel @{name}: depth must be at least 0, not {info.depth}")
         if len(info.input_channels) != len(info.input_registers) or len(self.block.args) != len(
             info.input_channels
         ):

@@ -160,3 +160,10 @@ scamp5.kernel @k(%0: !scamp5.areg<A>) depth 0 registers ["A", "B"] instructions 
   scamp5.output %0 : !scamp5.areg<A>
 }
 // CHECK: the denominator of a rational must not be zero
+
+// -----
+
+scamp5.kernel @k(%0: !scamp5.areg<A>) depth -1 registers ["A", "B"] instructions "all" inputs ["x" -> "A"] outputs [("y" -> "A" goal #goal.goal<[[1]]> error 0 weights [[1]])] {
+  scamp5.output %0 : !scamp5.areg<A>
+}
+// CHECK: kernel @k: depth must be at least 0, not -1
