@@ -230,11 +230,15 @@ class Space:
         return h
 
     def lower_bound(self, bag: tuple[int, ...]) -> int:
-        """Instructions still needed, at least: one per goal that is not an input, and one per halving
-        between the input's 2^d atoms and the smallest power of two dividing a goal's counts."""
+        """Instructions still needed, at least: one per goal that is not an input (or is a second copy),
+        plus one division for every power of two `2^j` between the smallest one dividing a goal's counts
+        and the input's `2^d` that no goal of the bag has as its own: only a division can first make a
+        value whose counts have `j` factors of two, and that value is then none of the bag's goals."""
         n = 0
-        kmin = self.depth
+        kmin = depth = self.depth
         last = -1
+        levels = set()
+        val = self.val
         for g in bag:
             if g == last:
                 n += 1
@@ -242,9 +246,13 @@ class Space:
             last = g
             if g not in self.input_set:
                 n += 1
-                v = self.val[g]
+                v = val[g]
+                levels.add(v)
                 kmin = min(kmin, v)
-        return max(n, self.depth - kmin)
+        for j in range(kmin, depth):
+            if j not in levels:
+                n += 1
+        return n
 
     # -- pair generation ------------------------------------------------------------------------
     def _parts(self, u: int) -> list[SGoal]:
