@@ -618,7 +618,7 @@ class KernelOp(IRDLOperation):
         inputs = parser.parse_comma_separated_list(parser.Delimiter.SQUARE, parse_input)
         parser.parse_keyword("outputs")
 
-        def parse_output() -> tuple[str, str, Goal, Fraction, tuple]:
+        def parse_output() -> Kernel:
             parser.parse_punctuation("(")
             out = parser.parse_str_literal()
             parser.parse_punctuation("->")
@@ -627,25 +627,13 @@ class KernelOp(IRDLOperation):
             parser.parse_keyword("weights")
             weights = parse_weights(parser)
             parser.parse_punctuation(")")
-            return out, register, goal, error, weights
+            return Kernel(out, register, weights, goal, error)
 
         outputs = parser.parse_comma_separated_list(parser.Delimiter.SQUARE, parse_output)
         attributes = parser.parse_optional_attr_dict_with_keyword()
         body = parser.parse_region(args)
-        info = KernelInfo(
-            name=name,
-            input_channels=[c for c, _ in inputs],
-            input_registers=[r for _, r in inputs],
-            output_names=[o[0] for o in outputs],
-            output_registers=[o[1] for o in outputs],
-            goals=[o[2] for o in outputs],
-            errors=[o[3] for o in outputs],
-            weights=[o[4] for o in outputs],
-            depth=depth,
-            registers=registers,
-            instruction_set=instruction_set,
-        )
-        op = cls(info, body)
+        filt = Filter(name, tuple(inputs), tuple(outputs), depth, tuple(registers), instruction_set)
+        op = cls(KernelInfo.from_filter(filt), body)
         if attributes is not None:
             op.attributes |= attributes.data
         return op
