@@ -28,7 +28,9 @@ class SearchPass(ModulePass):
     time: int | float | None = None
     """Stop after this many seconds (default 10 when no budget is given)."""
     seed: int = 0
+    """Seed of the portfolio's jittered workers (and of `heuristic=random`)."""
     workers: int = 1
+    """Processes searching in parallel (a portfolio sharing the best length on a time budget)."""
     traversal: str = "cgds"
     """`cgds`, `dfs`, `bfs` or `best-first`."""
     cost: str = "macros"

@@ -241,6 +241,13 @@ def test_doubling_takes_two_instructions():
     assert sorted(i.macro for i in r.program.instrs) in (["add", "mov"], ["neg", "sub"])
 
 
+def test_a_subset_of_macros_is_honoured():
+    f = example("sobel")
+    r = search(f, SearchConfig(macros=("add", "sub", "movx", "mov", "neg"), node_budget=300, progress=False))
+    check(r.program, f)
+    assert {i.macro for i in r.program.instrs} <= {"add", "sub", "movx", "mov", "neg"}
+
+
 def test_progress_never_writes_to_stdout(capsys):
     f = kernel_filter("[1 1 0]")
     search(f, SearchConfig(node_budget=20, progress=True))

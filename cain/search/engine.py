@@ -49,6 +49,8 @@ class SearchConfig:
     """Also split goals along halved (1, 2, ... times) copies of the other goals of the bag."""
     scaled_patterns: bool = False
     """The heuristic counts goals equal up to translation and a power-of-two scale as one pattern."""
+    macros: tuple[str, ...] | None = None
+    """Use only these macros of the instruction set (None: all of them)."""
     restart: int = 0
     """Start the traversal again after this many nodes (0: never), each round 1.5 times longer and
     its order jittered by a new seed; the best plan bounds every round."""
@@ -177,6 +179,7 @@ class Worker:
             jitter=(0.0, 0.2, 0.2, 0.0)[variant] if index else 0.0,
             scaled_relations=cfg.scaled_relations,
             scaled_patterns=cfg.scaled_patterns != (variant in (1, 3)),
+            only=frozenset(cfg.macros) if cfg.macros is not None else None,
         )
         self.branch = cfg.branch + (0, -8, 8, 0)[variant]
         self.icws_cost = cfg.cost == "icws"

@@ -94,12 +94,15 @@ class Space:
         jitter: float = 0.0,
         scaled_relations: int = 0,
         scaled_patterns: bool = False,
+        only: frozenset[str] | None = None,
     ):
         self.prescore = 4
         """Candidates scored exactly per child kept (the rest are dropped on the cheap estimate)."""
         self.scaled_relations = scaled_relations
         self.scaled_patterns = scaled_patterns
         self.macros = instruction_set(instruction_set_name)
+        if only is not None:
+            self.macros = {n: m for n, m in self.macros.items() if n in only}
         self.depth = depth
         self.registers = registers
         self.exhaustive_atoms = exhaustive_atoms
