@@ -267,7 +267,7 @@ class Worker:
         self.deadline = self.start + time_budget if time_budget is not None else None
         self.bound = min(self.best_cost, self._naive_cap())
         self.next_check = 0
-        restart = cfg.restart if cfg.heuristic == "scamp5" else 0
+        restart = cfg.restart if cfg.heuristic == "scamp5" and (self.index or cfg.workers == 1) else 0
         length = restart
         rounds = 0
         while True:
