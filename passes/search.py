@@ -35,6 +35,8 @@ class SearchPass(ModulePass):
     """`cgds`, `dfs`, `bfs` or `best-first`."""
     cost: str = "macros"
     """`macros` (the paper's cost) or `icws` (bus cycles on the device)."""
+    heuristic: str = "scamp5"
+    """`scamp5` (the local heuristic orders children) or `random` (a seeded random order)."""
     quiet: bool = False
     """No progress line on stderr."""
 
@@ -57,6 +59,7 @@ class SearchPass(ModulePass):
             workers=self.workers,
             traversal=self.traversal,
             cost=self.cost,
+            heuristic=self.heuristic,
             progress=False if self.quiet else None,
         )
 

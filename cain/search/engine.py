@@ -87,25 +87,25 @@ class SearchResult:
 def _check(filt: Filter, cfg: SearchConfig) -> tuple[str, ...]:
     """The register names to allocate; a clear error for an invalid configuration."""
     if cfg.traversal not in TRAVERSALS:
-        raise CainError(f"unknown traversal '{cfg.traversal}' (choose from {', '.join(TRAVERSALS)})")
+        raise CainError(f"search: unknown traversal '{cfg.traversal}' (choose from {', '.join(TRAVERSALS)})")
     if cfg.cost not in COSTS:
-        raise CainError(f"unknown cost '{cfg.cost}' (choose from {', '.join(COSTS)})")
+        raise CainError(f"search: unknown cost '{cfg.cost}' (choose from {', '.join(COSTS)})")
     if cfg.heuristic not in HEURISTICS:
-        raise CainError(f"unknown heuristic '{cfg.heuristic}' (choose from {', '.join(HEURISTICS)})")
+        raise CainError(f"search: unknown heuristic '{cfg.heuristic}' (choose from {', '.join(HEURISTICS)})")
     if cfg.instruction_set not in ("all", "basic"):
-        raise CainError(f"unknown instruction set '{cfg.instruction_set}' (choose from all, basic)")
+        raise CainError(f"search: unknown instruction set '{cfg.instruction_set}' (choose from all, basic)")
     if cfg.workers < 1:
-        raise CainError(f"workers must be at least 1, not {cfg.workers}")
+        raise CainError(f"search: workers must be at least 1, not {cfg.workers}")
     if cfg.node_budget is not None and cfg.node_budget < 1:
-        raise CainError(f"the node budget must be positive, not {cfg.node_budget}")
+        raise CainError(f"search: the node budget must be positive, not {cfg.node_budget}")
     if cfg.time_budget is not None and cfg.time_budget <= 0:
-        raise CainError(f"the time budget must be positive, not {cfg.time_budget}")
+        raise CainError(f"search: the time budget must be positive, not {cfg.time_budget}")
     regs = cfg.registers
     if regs is None:
         names = tuple(filt.registers)
     elif isinstance(regs, int):
         if regs < 1:
-            raise CainError(f"the register count must be positive, not {regs}")
+            raise CainError(f"search: the register count must be positive, not {regs}")
         names = tuple(filt.registers[:regs]) + tuple(f"R{i}" for i in range(len(filt.registers), regs))
     else:
         names = tuple(regs)
@@ -113,7 +113,7 @@ def _check(filt: Filter, cfg: SearchConfig) -> tuple[str, ...]:
     missing = sorted(pinned - set(names))
     if missing:
         raise CainError(
-            f"register(s) {', '.join(missing)} hold inputs or outputs but are not in the register file "
+            f"search: register(s) {', '.join(missing)} hold inputs or outputs but are not in the register file "
             f"{', '.join(names)}; add them or use more registers"
         )
     return names
@@ -258,7 +258,7 @@ class Worker:
         space = self.space
         if len(self.root) > len(self.names):
             raise CainError(
-                f"the filter has {len(self.root)} kernels but only {len(self.names)} registers; "
+                f"search: the filter has {len(self.root)} kernels but only {len(self.names)} registers; "
                 f"use more registers"
             )
         time_budget = cfg.time_budget
