@@ -191,7 +191,7 @@ class Space:
         key = (big, small)
         r = self._contains.get(key)
         if r is None:
-            if len(self._contains) > 2_000_000:
+            if len(self._contains) > 1_000_000:
                 self._contains.clear()
             r = self.tot[small] < self.tot[big] and G.contains(self.goal_of[big], self.goal_of[small])
             self._contains[key] = r
@@ -377,7 +377,7 @@ class Space:
         r = self._relations.get(key)
         if r is not None:
             return r
-        if len(self._relations) > 400_000:
+        if len(self._relations) > 100_000:
             self._relations.clear()
         ug, gg = self.goal_of[u], self.goal_of[g]
         out = []
@@ -540,7 +540,7 @@ class Space:
         r = self._split_forms.get(split)
         if r is not None:
             return r
-        if len(self._split_forms) > 50_000:
+        if len(self._split_forms) > 20_000:
             self._split_forms.clear()
         goal_of = self.goal_of
         a, b = split
