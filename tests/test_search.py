@@ -205,6 +205,27 @@ def test_parallel_search_is_deterministic_for_a_node_budget():
     assert a.nodes == b.nodes == 240
 
 
+def test_parallel_peak_memory_sums_the_workers():
+    """Each worker process is resident at once: the peak counts every one of them, not the largest."""
+    import resource
+
+    f = example("sobel")
+    r = search(f, SearchConfig(node_budget=60, workers=2, progress=False))
+    parent = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss * 1024
+    # each forked worker is at least a few MB resident, so the sum exceeds the parent's own peak
+    assert r.peak_memory > parent + 2 * 2**20
+
+
+@pytest.mark.parametrize("traversal", ["cgds", "best-first"])
+def test_a_bounded_frontier_still_finds_verified_plans(traversal):
+    """Past `frontier_limit` held children, nodes put back keep only their next few: plans stay correct."""
+    f = example("gauss3x3")
+    small = SearchConfig(node_budget=400, frontier_limit=20, frontier_keep=2, traversal=traversal, progress=False)
+    r = search(f, small)
+    check(r.program, f)
+    assert r.nodes == 400 or r.stopped == "exhausted"
+
+
 @pytest.mark.parametrize(
     "traversal, matrix", [("dfs", "[0 1 0; 1 1 1; 0 1 0]"), ("best-first", "[0 1 0; 1 1 1; 0 1 0]"), ("bfs", "[1 1 0]")]
 )

@@ -58,6 +58,10 @@ class SearchConfig:
     """The relative jitter of the heuristic in rounds after the first."""
     cache_limit: int = 3_000_000
     """Most goal-bags remembered for culling; the cache is emptied when it grows past this."""
+    frontier_limit: int = 600_000
+    """Most candidate children the frontier's nodes hold (they are most of a search's memory); past it,
+    a node put back on the frontier keeps only its next `frontier_keep` children."""
+    frontier_keep: int = 3
 
 
 @dataclass(frozen=True)
@@ -303,6 +307,9 @@ class Worker:
         atom_cap = 2 * sum(tot[g] for g in self.root) + sum(tot[g] for g in self.initial)
         direct_size = len(initial) + 2 + len(self.filt.kernels)
         stopped = "exhausted"
+        held = 0  # candidate children held by the frontier's nodes
+        frontier_limit = cfg.frontier_limit
+        keep = cfg.frontier_keep
         while frontier:
             if traversal == "best-first":
                 _, _, node = heapq.heappop(frontier)
@@ -311,6 +318,9 @@ class Worker:
             else:
                 node = frontier.popleft()
             if node.cost + node.lb * min_step >= bound:
+                if node.cands:
+                    held -= len(node.cands)
+                    node.cands = ()  # its descendants keep it alive: drop what it alone holds
                 continue
             if node.cands is None:
                 if node_budget is not None and self.nodes >= node_budget:
@@ -352,6 +362,7 @@ class Worker:
                             continue
                 node.cands = space.pairs(bag, branch)
                 node.idx = 0
+                held += len(node.cands)
             # yield the node's next child that is not culled
             cands = node.cands
             child = None
@@ -367,8 +378,15 @@ class Worker:
                     continue
                 child = _Node(cbag, cost, node, pair, lb)
                 break
-            if child is None:
-                continue
+            if child is None or node.idx >= len(cands):
+                held -= len(cands)
+                node.cands = ()  # spent: its descendants keep it alive, not its children list
+                if child is None:
+                    continue
+            elif held > frontier_limit and len(cands) - node.idx > keep:
+                held -= len(cands) - keep
+                node.cands = cands = cands[node.idx:node.idx + keep]
+                node.idx = 0
             if traversal == "cgds":
                 frontier.appendleft(child)
                 frontier.append(node)
@@ -388,10 +406,10 @@ class Worker:
         return stopped
 
 
-def _peak_memory() -> int:
-    own = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss
-    children = resource.getrusage(resource.RUSAGE_CHILDREN).ru_maxrss
-    return max(own, children) * 1024
+def _own_peak_memory() -> int:
+    """This process's peak resident memory in bytes (its high-water mark; for a forked worker this
+    includes the pages it shares with the parent, so a sum over processes errs on the high side)."""
+    return resource.getrusage(resource.RUSAGE_SELF).ru_maxrss * 1024
 
 
 class _Progress:
@@ -448,7 +466,7 @@ def _search_one(filt: Filter, cfg: SearchConfig, names: tuple[str, ...], start: 
         events=worker.events,
         nodes=worker.nodes,
         seconds=time.perf_counter() - start,
-        peak_memory=_peak_memory(),
+        peak_memory=_own_peak_memory(),
         stopped=stopped,
         plan=worker.best_plan,
     )
@@ -464,7 +482,7 @@ def _worker_main(filt, cfg, names, index, shared, conn) -> None:
 
         stopped = worker.run(progress)
         counts[index] = worker.nodes
-        conn.send(("ok", (worker.best, worker.best_plan), worker.events, worker.nodes, stopped, worker.best_cost))
+        conn.send(("ok", (worker.best, worker.best_plan), worker.events, worker.nodes, stopped, _own_peak_memory()))
     except Exception as e:  # noqa: BLE001 (reported to the parent rather than lost with the process)
         conn.send(("error", repr(e), None, 0, "error", 0))
     finally:
@@ -521,8 +539,11 @@ def _search_parallel(filt: Filter, cfg: SearchConfig, names: tuple[str, ...], st
     events: list[tuple[float, int, PlanEvent]] = []
     nodes = 0
     stops = []
-    for i, (_, (program, ssa), evs, n, stopped, _) in enumerate(results):
+    # the search's memory: every worker's own peak plus the parent's (all alive at once)
+    peak = _own_peak_memory()
+    for i, (_, (program, ssa), evs, n, stopped, worker_peak) in enumerate(results):
         nodes += n
+        peak += worker_peak
         stops.append(stopped)
         for e in evs:
             events.append((e.seconds, i, e))
@@ -544,7 +565,7 @@ def _search_parallel(filt: Filter, cfg: SearchConfig, names: tuple[str, ...], st
         events=merged,
         nodes=nodes,
         seconds=time.perf_counter() - start,
-        peak_memory=_peak_memory(),
+        peak_memory=peak,
         stopped=stopped,
         plan=plan,
     )
