@@ -119,10 +119,11 @@ class Space:
         self.val: list[int] = []
         self.minabs: list[int] = []
         self._pattern_ids: dict[SGoal, int] = {}
+        self._atoms: dict[tuple[int, int, int, int], tuple[int, int, int, int]] = {}
         self._splits: dict[int, list[tuple[int, int]]] = {}
         self._triples: dict[int, list[tuple[int, int, int]]] = {}
         self._relations: dict[tuple[int, int], list[tuple[int, int]]] = {}
-        self._contains: dict[tuple[int, int], bool] = {}
+        self._contains: dict[int, bool] = {}
         self._split_forms: dict[tuple[int, int], list] = {}
         self.inputs = [self.intern(g) for g in inputs]
         self.input_set = frozenset(self.inputs)
@@ -155,6 +156,9 @@ class Space:
         i = self.id_of.get(goal)
         if i is not None:
             return i
+        # the table keeps one tuple per distinct atom, shared by every goal holding it: most of its memory
+        atoms = self._atoms
+        goal = tuple([atoms.setdefault(a, a) for a in goal])
         i = len(self.goal_of)
         self.id_of[goal] = i
         self.goal_of.append(goal)
@@ -176,7 +180,10 @@ class Space:
                 k = (g & -g).bit_length() - 1
                 if k:
                     p = tuple((x, y, z, c >> k) for x, y, z, c in p)
-            self.pat.append(self._pattern_ids.setdefault(p, len(self._pattern_ids)))
+            pid = self._pattern_ids.get(p)
+            if pid is None:
+                pid = self._pattern_ids[tuple([atoms.setdefault(a, a) for a in p])] = len(self._pattern_ids)
+            self.pat.append(pid)
         else:
             self.pat.append(-1)
         self.val.append((g & -g).bit_length() - 1 if g else 1 << 20)
@@ -188,7 +195,7 @@ class Space:
 
     def contains(self, big: int, small: int) -> bool:
         """Whether goal `small` is a proper sub-multiset of goal `big`."""
-        key = (big, small)
+        key = big << 32 | small  # an int key: a third of a tuple's memory in a table of up to a million
         r = self._contains.get(key)
         if r is None:
             if len(self._contains) > 1_000_000:
