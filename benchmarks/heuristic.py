@@ -69,7 +69,7 @@ def draw_curves(curves: dict[str, list[tuple[int, float | None, int]]], samples:
         ax.set_title(f"{samples} random 3x3 kernels, 1 worker, {budget} per search")
         lines = ax.get_legend_handles_labels()
         more = share.get_legend_handles_labels()
-        ax.legend(lines[0] + more[0], lines[1] + more[1], fontsize=8, loc="upper right")
+        ax.legend(lines[0] + more[0], lines[1] + more[1], fontsize=8, loc="center right")
         return figure
 
     return draw
