@@ -149,7 +149,7 @@ def main(argv: Sequence[str] | None = None) -> int:
     body = ("Our best verified program per filter and instruction set; `paper` is the paper's Table 1, `Java` "
             "the Java implementation measured with 2 threads in 60 s on this kind of machine, `AUKE` the paper's "
             "AUKE numbers (per kernel; basic set only). `target met`: at most min(paper, Java) macros. Times are "
-            "seconds from the start of the search; peak memory is the maximum resident set over the search's "
+            "seconds from the start of the search; peak memory is the sum of the peak resident sets of the search's "
             "processes.\n\n" + markdown_table(headers, table) + "\n" + failures_markdown(all_runs))
     write_outputs(args, "table1", "Table 1: the example filters", argv=argv, machine=machine,
                   data={"rows": records}, body=body,
