@@ -1,35 +1,17 @@
 """Symbolic execution of macro programs, driven by the instruction table."""
 
 import pytest
+from handwritten import GAUSS3_GOAL, gauss3_basic
 
 from cain.goal import Goal
 from cain.program import Instr, Program
 
 
-def gauss_program() -> Program:
-    """A 3x3 Gaussian (times 16) from the identity, as in the paper's figure 2, in two dimensions."""
-    return Program(
-        name="gauss",
-        inputs=[(0, "A")],
-        instrs=[
-            Instr("movx", (1,), (0,), ("south",)),
-            Instr("add", (2,), (0, 1)),
-            Instr("movx", (3,), (2,), ("north",)),
-            Instr("add", (4,), (2, 3)),  # [1 2 1] vertically
-            Instr("movx", (5,), (4,), ("east",)),
-            Instr("add", (6,), (4, 5)),
-            Instr("movx", (7,), (6,), ("west",)),
-            Instr("add", (8,), (6, 7)),
-        ],
-        outputs=[(8, "A")],
-    )
-
-
 def test_gaussian_program_computes_the_kernel():
-    p = gauss_program()
-    (out,) = p.output_goals([Goal.identity(1)])
-    assert out == Goal.from_matrices([[[1, 2, 1], [2, 4, 2], [1, 2, 1]]])
-    assert p.macros == 8 and p.icws == 16
+    p = gauss3_basic()
+    (out,) = p.output_goals([Goal.identity(16)])
+    assert out == GAUSS3_GOAL
+    assert p.macros == 12 and p.icws == 4 * 5 + 8 * 2
 
 
 def test_division_of_an_odd_goal_is_an_error():
