@@ -202,7 +202,7 @@ class Worker:
         return MACROS[macro].icws if self.icws_cost else 1
 
     def _min_step(self) -> int:
-        return 2 if self.icws_cost else 1
+        return min(m.icws for m in MACROS.values()) if self.icws_cost else 1
 
     def _plan(self, node: _Node, tail: list[Pair]) -> None:
         pairs: list[Pair] = []
