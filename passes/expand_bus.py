@@ -32,7 +32,6 @@ class ExpandBusPass(ModulePass):
                 )
             program, _ = program_from_kernel(kernel)
             block = Block(arg_types=[a.type for a in kernel.block.args])
-            icws = 0
             for instr in program.instrs:
                 macro = MACROS[instr.macro]
                 call = macro.sdk_call(instr_registers(instr, macro, program.registers), instr.directions)
@@ -41,9 +40,8 @@ class ExpandBusPass(ModulePass):
                     if k == 0:
                         micro.attributes["macro"] = StringAttr(call)
                     block.add_op(micro)
-                    icws += 1
             block.add_op(OutputOp())
             new = KernelOp(kernel.info(), Region(block))
             new.attributes["macros"] = IntegerAttr(program.macros, i64)
-            new.attributes["icws"] = IntegerAttr(icws, i64)
+            new.attributes["icws"] = IntegerAttr(program.icws, i64)
             Rewriter.replace_op(kernel, new)
