@@ -258,10 +258,5 @@ def _print_help() -> None:
     parser.print_help()
 
 
-def run(argv: Sequence[str]) -> int:
-    """Entry point for tests: like the command line, returns the exit status."""
-    return main(argv)
-
-
 if __name__ == "__main__":
     sys.exit(main())

@@ -10,7 +10,7 @@ from random import Random
 import pytest
 
 from cain import frontend, frontend_json
-from cain.cli import run
+from cain.cli import main
 from cain.diagnostics import CainError
 from cain.filter import Filter
 from cain.goal import Goal
@@ -316,11 +316,11 @@ def test_mangled_configs_only_give_located_errors():
 
 def test_cain_opt_reads_json_configs(capsys):
     path = JSON_EXAMPLES / "gauss3x3.json"
-    assert run([str(path), "--max-depth", "5"]) == 0
+    assert main([str(path), "--max-depth", "5"]) == 0
     out = capsys.readouterr().out
     assert "goal.filter @gauss3x3 depth 4" in out and 'goal.kernel "A" -> "A"' in out
     bad = Path(__file__).parent / "filecheck" / "frontend-json" / "Inputs" / "ragged.json"
-    assert run([str(bad)]) == 1
+    assert main([str(bad)]) == 1
     err = capsys.readouterr().err
     assert f"{bad}:" in err and "ragged array" in err
 
@@ -337,7 +337,7 @@ def test_language_doc_json_section_is_real(capsys, monkeypatch):
     (shell,) = re.findall(r"```sh\n(.*?)```", section, flags=re.DOTALL)
     command, *expected = shell.splitlines()
     monkeypatch.chdir(root)
-    assert run(command.removeprefix("$ cain-opt ").split()) == 1
+    assert main(command.removeprefix("$ cain-opt ").split()) == 1
     assert capsys.readouterr().err.splitlines() == expected
 
 
