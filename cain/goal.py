@@ -1,9 +1,9 @@
-"""Atoms, goals and goal-bags: the paper's representation of kernels (section 3.1).
+"""Atoms and goals: the paper's representation of kernels (section 3.1).
 
 An atom `(x, y, z)` is channel `z` of the input read at PE offset `(x, y)` (+x east, +y north).
 A goal is a multiset of signed atoms, stored as a sorted tuple of `(atom, count)` pairs with non-zero
 integer counts; it stands for the kernel scaled by `2^d`. Goals are immutable and hashable, so they can
-key dictionaries and live in goal-bags (sorted tuples of goals).
+key dictionaries and live in goal-bags (the search keeps its own compact form: cain/search/goals.py).
 """
 
 from __future__ import annotations
@@ -134,14 +134,6 @@ class Goal:
             [[counts.get((x, y, z), 0) for x in range(-radius, radius + 1)] for y in range(radius, -radius - 1, -1)]
             for z in range(channels)
         ]
-
-
-GoalBag = tuple[Goal, ...]
-
-
-def goal_bag(goals: Iterable[Goal]) -> GoalBag:
-    """A goal-bag in canonical (sorted) order, so equal multisets compare and hash equal."""
-    return tuple(sorted(goals))
 
 
 def exact_weights(goal: Goal, depth: int) -> dict[Atom, Fraction]:
