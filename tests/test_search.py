@@ -106,6 +106,21 @@ def test_heuristic_prefers_a_repeated_pattern():
     assert space.cost(even) < space.cost(uneven)
 
 
+def test_pairs_that_eliminate_a_goal_come_first():
+    """A goal one instruction away from goals already in the bag (here a moved copy of another goal) is
+    removed before any pair that splits a goal, although the heuristic alone prefers splitting the big
+    Gaussian (hundreds of pairs would come first)."""
+    space = Space("all", depth=6, registers=6, inputs=[G.from_goal(Goal.identity(64))])
+    gauss = goal([4, 8, 4], [8, 16, 8], [4, 8, 4])
+    w = goal([0, 1, 2, 1], [1, 3, 3, 1], [2, 3, 1, 0], [1, 1, 0, 0])
+    bag = space.bag(G.from_goal(x) for x in (gauss, w, w.shifted((1, 1))))
+    pairs = space.pairs(bag)
+    eliminating = [i for i, (_, _, child) in enumerate(pairs) if len(child) < len(bag)]
+    assert eliminating == [0, 1]  # either copy of w made from the other by one mov2x
+    assert {pairs[i][1][0] for i in eliminating} == {"mov2x"}
+    assert space.cost(pairs[2][2]) < space.cost(pairs[0][2])
+
+
 def test_pairs_respect_the_register_count():
     space = Space("all", depth=2, registers=3, inputs=[G.from_goal(Goal.identity(4))])
     bag = space.bag(G.from_goal(k) for k in (K1, K2, K3))

@@ -20,6 +20,10 @@ from cain.isa import DIRECTIONS, Macro, instruction_set, offset_of
 from cain.search import goals as G
 from cain.search.goals import SGoal
 
+ELIMINATES = 1e9
+"""Taken off the heuristic of a pair whose lowers are all in the goal-bag already: such a pair removes a
+goal for one instruction, so it is tried before any pair that adds goals."""
+
 Pair = tuple[str, tuple[str, ...], int, tuple[int, ...]]
 """(macro name, directions, upper goal id, lower goal ids in operand order)."""
 
@@ -434,7 +438,7 @@ class Space:
                 if self.copy and u != self.zero:
                     rest = list(bag)
                     rest.remove(u)
-                    raw.append((0, len(raw), self.copy, (), u, (u,), rest))
+                    raw.append((-ELIMINATES, len(raw), self.copy, (), u, (u,), rest))
                 continue
             if u in self.input_set:
                 continue
@@ -480,12 +484,14 @@ class Space:
                                 pats.add(p)
                 if size + form.need + extra > R:
                     return
+                if size == n_rest:
+                    q -= ELIMINATES  # every lower is already in the bag: the goal goes for one instruction
                 raw.append((q, len(raw), form, dirs, u, lowers, rest))
 
             ug = goal_of[u]
             if u == self.zero:
                 if self.res:
-                    raw.append((base, len(raw), None, (), u, (), rest))
+                    raw.append((base - ELIMINATES, len(raw), None, (), u, (), rest))
                 continue
             if self.negate:
                 emit(self.negate, (), (self.intern(G.neg(ug)),))
@@ -531,6 +537,8 @@ class Space:
             h = 0.0 if self.random_order else self.cost(cb)
             if macro == copy_macro:
                 h *= 2
+            if len(cb) < len(bag):
+                h -= ELIMINATES
             out.append((h, (macro, dirs, u, lowers), cb))
         if self.random_order:
             return out[:keep] if keep else out
