@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import sys
 from dataclasses import dataclass
 
 from xdsl.context import Context
@@ -88,5 +89,10 @@ class SearchPass(ModulePass):
                 raise CainError(
                     f"search: no program found for filter '{filt.name}' within {' / '.join(limits)}; "
                     f"raise the budget (search{{budget=N}} or search{{time=S}})"
+                )
+            if result.kernel_by_kernel and not self.quiet:
+                sys.stderr.write(
+                    f"search: no plan computing the kernels of '{filt.name}' together within the budget; this one "
+                    f"computes them one at a time ({result.program.macros} macros): raise the budget for a shorter one\n"
                 )
             Rewriter.replace_op(filter_op, kernel_from_program(result.plan, filt))

@@ -14,6 +14,7 @@ from cain.isa import MACROS
 from cain.search import SearchConfig, search
 from cain.search import goals as G
 from cain.search.plan import direct_solution
+from cain.search.separate import kernel_order
 from cain.search.space import Space
 from cain.verify import verify_program
 
@@ -312,3 +313,32 @@ def test_a_smaller_register_file_is_honoured():
     r = search(f, SearchConfig(registers=4, node_budget=300, progress=False))
     check(r.program, f)
     assert set(r.program.registers.values()) <= {"A", "B", "C", "D"}
+
+
+# -- kernel by kernel, when the simultaneous search finds nothing --------------------------------
+
+THREE_KERNELS = """filter three
+input A
+output k0 -> A = 1/8 [3 4 2; 3 2 0; 4 7 1]
+output k1 -> B = 1/8 [1 2 2; 0 1 8; 6 8 4]
+output k2 -> C = 1/8 [8 3 3; 6 4 7; 7 5 1]
+"""
+
+
+def test_a_filter_without_a_simultaneous_plan_is_compiled_kernel_by_kernel():
+    f = parse_filter(THREE_KERNELS, "three.cain")
+    alone = search(f, SearchConfig(node_budget=100, kernel_by_kernel=0.0))
+    assert alone.program is None  # the simultaneous search alone finds nothing in 100 nodes
+    r = search(f, SearchConfig(node_budget=100, kernel_by_kernel=1.0))
+    check(r.program, f)  # allocated on the six registers and verified as one program
+    assert r.plan is not None and r.plan.output_goals(f.initial_goals()) == f.final_goals()
+    assert r.kernel_by_kernel and not alone.kernel_by_kernel
+    assert [e.macros for e in r.events] == [r.program.macros] and r.nodes > 100
+
+
+def test_kernels_that_overwrite_an_input_are_compiled_last():
+    f = parse_filter(THREE_KERNELS, "three.cain")
+    assert kernel_order(f) == [1, 2, 0]
+    two = parse_filter("filter two\ninput red -> A\ninput green -> B\n"
+                       "output r -> A = { red: [1 0 1] }\noutput g -> B = { green: [1 1 0] }\n", "two.cain")
+    assert kernel_order(two) is None  # each destroys an input the other needs

@@ -10,7 +10,7 @@ import resource
 import sys
 import time
 from collections import deque
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 
 from cain.diagnostics import CainError
 from cain.filter import Filter
@@ -18,6 +18,7 @@ from cain.isa import MACROS
 from cain.program import Program
 from cain.search import goals as G
 from cain.search.plan import direct_solution, to_program
+from cain.search.separate import kernel_by_kernel
 from cain.search.space import Pair, Space
 
 TRAVERSALS = ("cgds", "dfs", "bfs", "best-first")
@@ -62,6 +63,10 @@ class SearchConfig:
     """Most candidate children the frontier's nodes hold (they are most of a search's memory); past it,
     a node put back on the frontier keeps only its next `frontier_keep` children."""
     frontier_keep: int = 3
+    kernel_by_kernel: float = 0.1
+    """For a filter of several kernels: when the simultaneous search ends without a plan, this share of its
+    budget again goes to compiling the kernels one at a time (`cain.search.separate`) for a plan to return.
+    0: never."""
 
 
 @dataclass(frozen=True)
@@ -86,6 +91,8 @@ class SearchResult:
     stopped: str = "exhausted"
     plan: Program | None = None
     """The best plan as the search built it: SSA values, no registers (what the search pass emits)."""
+    kernel_by_kernel: bool = False
+    """The plan was found kernel by kernel, the simultaneous search having found none."""
 
 
 def _check(filt: Filter, cfg: SearchConfig) -> tuple[str, ...]:
@@ -442,13 +449,42 @@ def _progress_enabled(cfg: SearchConfig) -> bool:
 
 
 def search(filt: Filter, cfg: SearchConfig | None = None) -> SearchResult:
-    """Search for the shortest verified program computing `filt`'s kernels from its inputs."""
+    """Search for the shortest verified program computing `filt`'s kernels from its inputs. A filter of
+    several kernels for which the simultaneous search finds no plan is then compiled kernel by kernel."""
     cfg = cfg or SearchConfig()
     names = _check(filt, cfg)
     start = time.perf_counter()
-    if cfg.workers == 1:
-        return _search_one(filt, cfg, names, start)
-    return _search_parallel(filt, cfg, names, start)
+    run = _search_one if cfg.workers == 1 else _search_parallel
+    result = run(filt, cfg, names, start)
+    if result.program is None and len(filt.kernels) > 1 and cfg.kernel_by_kernel > 0:
+        _rescue(result, filt, cfg, names, start)
+        result.seconds = time.perf_counter() - start
+    return result
+
+
+def _rescue(result: SearchResult, filt: Filter, cfg: SearchConfig, names: tuple[str, ...], start: float) -> None:
+    """Compile the kernels one at a time, each on an equal part of `kernel_by_kernel` times the budget;
+    their concatenated plan, if it fits the registers and verifies, becomes `result`'s plan."""
+    share = cfg.kernel_by_kernel / len(filt.kernels)
+    timed = cfg.node_budget is None or cfg.time_budget is not None
+    sub_cfg = replace(
+        cfg,
+        node_budget=max(1, int(cfg.node_budget * share)) if cfg.node_budget is not None else None,
+        time_budget=(cfg.time_budget or DEFAULT_TIME) * share if timed else None,
+        kernel_by_kernel=0.0,
+        progress=False,
+    )
+
+    def search_one(sub: Filter) -> Program | None:
+        r = search(sub, replace(sub_cfg, registers=sub.registers))
+        result.nodes += r.nodes
+        return r.plan
+
+    found = kernel_by_kernel(filt, names, search_one, lambda p: _finish(p, filt, names))
+    if found is not None:
+        result.program, result.plan = found
+        result.kernel_by_kernel = True
+        result.events.append(PlanEvent(result.nodes, time.perf_counter() - start, found[0].macros, found[0].icws))
 
 
 def _search_one(filt: Filter, cfg: SearchConfig, names: tuple[str, ...], start: float) -> SearchResult:

@@ -1,0 +1,91 @@
+"""A plan for a filter of several kernels found kernel by kernel, for when the simultaneous search finds
+none: each kernel is searched alone (keeping every input alive in its register for the kernels after it,
+and leaving alone the registers of the kernels before it) and the plans are concatenated, then
+register-allocated and verified as one program. It needs registers to spare: with six registers and four
+kernels the last kernels are left too few to be compiled alone."""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from dataclasses import replace
+from fractions import Fraction
+
+from cain.diagnostics import CainError
+from cain.filter import Filter, Kernel
+from cain.goal import Goal
+from cain.program import Instr, Program
+
+
+def kernel_order(filt: Filter) -> list[int] | None:
+    """The kernels in the order they are compiled: those whose register holds an input come last (they
+    overwrite it); None when two of them do (the second would need an input the first destroyed)."""
+    input_regs = {reg for _, reg in filt.inputs}
+    last = [i for i, k in enumerate(filt.kernels) if k.register in input_regs]
+    if len(last) > 1:
+        return None
+    return [i for i in range(len(filt.kernels)) if i not in last] + last
+
+
+def sub_filter(filt: Filter, index: int, keep_inputs: bool, taken: set[str], registers: tuple[str, ...]) -> Filter:
+    """Kernel `index` alone, with the identity of each input as an extra kernel in the input's own
+    register when `keep_inputs`, on the registers not `taken` by kernels already compiled."""
+    kernel = filt.kernels[index]
+    kernels = [kernel]
+    if keep_inputs:
+        channels = len(filt.inputs)
+        for z, (name, reg) in enumerate(filt.inputs):
+            weights = tuple(((Fraction(int(c == z)),),) for c in range(channels))
+            kernels.append(Kernel(f"{name}.kept", reg, weights, Goal.identity(2**filt.depth, z), Fraction(0)))
+    free = tuple(r for r in registers if r not in taken)
+    return replace(filt, name=f"{filt.name}.{kernel.name}", kernels=tuple(kernels), registers=free)
+
+
+def concatenate(filt: Filter, parts: list[tuple[int, Program]]) -> Program:
+    """One SSA program from the plans of `parts` (kernel index, its sub-filter's plan), in order: each
+    plan reads the inputs as the plan before it left them."""
+    current = {z: z for z in range(len(filt.inputs))}  # the value holding input z
+    instrs: list[Instr] = []
+    outputs: dict[int, int] = {}
+    nxt = len(filt.inputs)
+    for index, plan in parts:
+        rename = {v: current[z] for z, (v, _) in enumerate(plan.inputs)}
+        for ins in plan.instrs:
+            for r in ins.results:
+                rename[r] = nxt
+                nxt += 1
+            instrs.append(Instr(ins.macro, tuple(rename[r] for r in ins.results),
+                                tuple(rename[o] for o in ins.operands), ins.directions))
+        value, _ = plan.outputs[0]
+        outputs[index] = rename[value]
+        for z, (value, _) in enumerate(plan.outputs[1:]):
+            current[z] = rename[value]
+    return Program(filt.name, [(z, reg) for z, (_, reg) in enumerate(filt.inputs)], instrs,
+                   [(outputs[i], k.register) for i, k in enumerate(filt.kernels)])
+
+
+def kernel_by_kernel(
+    filt: Filter,
+    registers: tuple[str, ...],
+    search_one: Callable[[Filter], Program | None],
+    finish: Callable[[Program], Program | None],
+) -> tuple[Program, Program] | None:
+    """The concatenated plan (register-allocated and verified by `finish`, and as SSA), or None when a
+    kernel has no plan alone (`search_one` returns a kernel's SSA plan or None) or the whole does not fit."""
+    order = kernel_order(filt)
+    if order is None or len(filt.kernels) < 2:
+        return None
+    taken: set[str] = set()
+    parts = []
+    for n, i in enumerate(order):
+        sub = sub_filter(filt, i, n < len(order) - 1, taken, registers)
+        try:
+            plan = search_one(sub)
+        except CainError:
+            return None  # too few registers left for this kernel alone
+        if plan is None:
+            return None
+        parts.append((i, plan))
+        taken.add(filt.kernels[i].register)
+    ssa = concatenate(filt, parts)
+    done = finish(ssa)
+    return (done, ssa) if done is not None else None
