@@ -119,7 +119,26 @@ def test_pairs_that_eliminate_a_goal_come_first():
     eliminating = [i for i, (_, _, child) in enumerate(pairs) if len(child) < len(bag)]
     assert eliminating == [0, 1]  # either copy of w made from the other by one mov2x
     assert {pairs[i][1][0] for i in eliminating} == {"mov2x"}
-    assert space.cost(pairs[2][2]) < space.cost(pairs[0][2])
+    assert min(space.cost(child) for _, _, child in pairs) < space.cost(pairs[0][2])
+
+
+def test_pairs_that_split_a_goal_into_copies_of_another_come_next():
+    """The 5x5 Gaussian's inner part W is two moved quarters of the 3x3 Gaussian G: splitting W into them
+    (each made from G by two divisions and a move) is tried before any split into new goals, and the
+    quarter is then taken nearer G (a division or a move towards it) before anything else."""
+    space = Space("all", depth=6, registers=6, inputs=[G.from_goal(Goal.identity(64))])
+    g = goal([4, 8, 4], [8, 16, 8], [4, 8, 4])
+    quarter = goal([1, 2, 1], [2, 4, 2], [1, 2, 1])
+    w = quarter.shifted((0, 1)) + quarter.shifted((1, 0))
+    bag = space.bag(G.from_goal(x) for x in (g, w))
+    top = space.pairs(bag)[0]
+    assert top[1][2] == space.intern(G.from_goal(w))
+    lowers = [G.to_goal(space.goal_of[lo]) for lo in top[1][3]]
+    assert all(lo.total == 16 and any(lo == quarter.shifted((x, y)) for x in range(-3, 4) for y in range(-3, 4))
+               for lo in lowers)
+    copy = next(lo for lo in top[1][3] if lo not in bag)
+    step = space.pairs(space.bag([G.from_goal(g), space.goal_of[copy]]))[0]
+    assert step[1][2] == copy and step[1][0] in ("div", "movx", "mov2x")
 
 
 def test_pairs_respect_the_register_count():

@@ -52,7 +52,7 @@ class SearchConfig:
     """The heuristic counts goals equal up to translation and a power-of-two scale as one pattern."""
     macros: tuple[str, ...] | None = None
     """Use only these macros of the instruction set (None: all of them)."""
-    restart: int = 0
+    restart: int = 1000
     """Start the traversal again after this many nodes (0: never), each round 1.5 times longer and
     its order jittered by a new seed; the best plan bounds every round."""
     restart_jitter: float = 0.25

@@ -20,9 +20,10 @@ from cain.isa import DIRECTIONS, Macro, instruction_set, offset_of
 from cain.search import goals as G
 from cain.search.goals import SGoal
 
-ELIMINATES = 1e9
-"""Taken off the heuristic of a pair whose lowers are all in the goal-bag already: such a pair removes a
-goal for one instruction, so it is tried before any pair that adds goals."""
+ELIMINATES, DERIVES, OTHER = 0, 1, 2
+"""Tiers of pairs, tried in this order whatever the heuristic says: a pair whose lowers are all in the
+goal-bag already (it removes a goal for one instruction); a pair whose new lowers are moved or halved
+copies of goals of the bag (made from them by moves and divisions alone); any other pair."""
 
 Pair = tuple[str, tuple[str, ...], int, tuple[int, ...]]
 """(macro name, directions, upper goal id, lower goal ids in operand order)."""
@@ -120,6 +121,12 @@ class Space:
         self.tot: list[int] = []
         self.dist: list[int] = []
         self.pat: list[int] = []
+        self.spat: list[int] = []
+        """Per goal id: its pattern up to translation and a power-of-two scale (goals made from each other
+        by moves and divisions share it)."""
+        self._spat_ids: dict[SGoal, int] = {}
+        self.anchor: list[tuple[int, int]] = []
+        """Per goal id: the position of its first atom (a moved copy's anchor moves with it)."""
         self.val: list[int] = []
         self.minabs: list[int] = []
         self._pattern_ids: dict[SGoal, int] = {}
@@ -191,6 +198,10 @@ class Space:
         else:
             self.pat.append(-1)
         self.val.append((g & -g).bit_length() - 1 if g else 1 << 20)
+        k = self.val[-1] if g else 0
+        sp = tuple([(x, y, z, c >> k) for x, y, z, c in G.pattern(goal)])
+        self.spat.append(self._spat_ids.setdefault(sp, len(self._spat_ids)))
+        self.anchor.append(goal[0][:2] if goal else (0, 0))
         self.minabs.append(minabs if goal else 0)
         return i
 
@@ -414,13 +425,17 @@ class Space:
         return out
 
     def pairs(self, bag: tuple[int, ...], keep: int = 0) -> list[tuple[float, Pair, tuple[int, ...]]]:
-        """The pairs this generator offers for `bag`, with their child goal-bags and heuristic costs,
-        cheapest first; pairs whose child needs more registers than exist are dropped. With `keep`,
+        """The pairs this generator offers for `bag`, with their child goal-bags and heuristic costs, by
+        tier (`ELIMINATES`, `DERIVES`, `OTHER`), cheapest first within a tier; pairs whose child needs more
+        registers than exist are dropped. A copy's own pairs are `DERIVES` only when they bring it nearer
+        its source (a division, or a move towards the source's position). With `keep`,
         candidates are first ranked by a cheap estimate (the heuristic's per-goal terms of the goals
         that change) and only the best `4 * keep` are scored exactly, of which `keep` are returned."""
         R = self.registers
         goal_of = self.goal_of
-        tot, dist, pat = self.tot, self.dist, self.pat
+        tot, dist, pat, spat = self.tot, self.dist, self.pat, self.spat
+        anchor = self.anchor
+        division = self.division
         bag_set = set(bag)
         raw: list = []
         copy_macro = self.copy.macro if self.copy else None
@@ -438,7 +453,7 @@ class Space:
                 if self.copy and u != self.zero:
                     rest = list(bag)
                     rest.remove(u)
-                    raw.append((-ELIMINATES, len(raw), self.copy, (), u, (u,), rest))
+                    raw.append((ELIMINATES, 0, len(raw), self.copy, (), u, (u,), rest))
                 continue
             if u in self.input_set:
                 continue
@@ -446,6 +461,16 @@ class Space:
             rest.remove(u)
             rest_set = set(rest)
             rest_pats = {pat[g] for g in rest}
+            # per scale-free pattern, the biggest goal of the rest: the source its moved and halved copies
+            # are made from
+            source: dict[int, int] = {}
+            for g in rest:
+                s = spat[g]
+                if s not in source or tot[g] > tot[source[s]]:
+                    source[s] = g
+            src = source.get(spat[u], -1) if pat[u] >= 0 else -1
+            if src >= 0 and tot[src] < tot[u]:
+                src = -1  # u is a copy of src when src is at least as big (and has two positions or more)
             base = -contrib(u, set())
             n_rest = len(rest)
 
@@ -459,6 +484,8 @@ class Space:
                 rest_pats=rest_pats,
                 base=base,
                 n_rest=n_rest,
+                source=source,
+                src=src,
             ) -> None:
                 q = base
                 size = n_rest
@@ -485,13 +512,32 @@ class Space:
                 if size + form.need + extra > R:
                     return
                 if size == n_rest:
-                    q -= ELIMINATES  # every lower is already in the bag: the goal goes for one instruction
-                raw.append((q, len(raw), form, dirs, u, lowers, rest))
+                    tier = ELIMINATES
+                elif src >= 0:
+                    # u is a copy of src: a division towards src, or a move towards src's position
+                    tier = OTHER
+                    if len(lowers) == 1:
+                        lo = lowers[0]
+                        if form is division:
+                            tier = DERIVES if tot[lo] <= tot[src] else OTHER
+                        elif form.shifted[0]:
+                            sx, sy = anchor[src]
+                            lx, ly = anchor[lo]
+                            ux, uy = anchor[u]
+                            if abs(lx - sx) + abs(ly - sy) < abs(ux - sx) + abs(uy - sy):
+                                tier = DERIVES
+                else:
+                    tier = DERIVES
+                    for lo in lowers:
+                        if lo not in rest_set and (pat[lo] < 0 or tot[source.get(spat[lo], lo)] <= tot[lo]):
+                            tier = OTHER
+                            break
+                raw.append((tier, q, len(raw), form, dirs, u, lowers, rest))
 
             ug = goal_of[u]
             if u == self.zero:
                 if self.res:
-                    raw.append((base - ELIMINATES, len(raw), None, (), u, (), rest))
+                    raw.append((ELIMINATES, base, len(raw), None, (), u, (), rest))
                 continue
             if self.negate:
                 emit(self.negate, (), (self.intern(G.neg(ug)),))
@@ -523,11 +569,11 @@ class Space:
         if self.random_order:
             self.rng.shuffle(raw)
         else:
-            raw.sort(key=lambda e: (e[0], e[1]))
+            raw.sort(key=lambda e: (e[0], e[1], e[2]))
         if keep:
             raw = raw[: self.prescore * keep]
         out = []
-        for _, _, form, dirs, u, lowers, rest in raw:
+        for tier, _, _, form, dirs, u, lowers, rest in raw:
             child = list(rest)
             for lo in lowers:
                 if child.count(lo) < lowers.count(lo):
@@ -537,16 +583,15 @@ class Space:
             h = 0.0 if self.random_order else self.cost(cb)
             if macro == copy_macro:
                 h *= 2
-            if len(cb) < len(bag):
-                h -= ELIMINATES
-            out.append((h, (macro, dirs, u, lowers), cb))
+            out.append((tier, h, (macro, dirs, u, lowers), cb))
         if self.random_order:
+            out = [(h, p, c) for _, h, p, c in out]
             return out[:keep] if keep else out
         if self.jitter:
             j = self.jitter
-            out = [(h * (1.0 + j * self.rng.random()), p, c) for h, p, c in out]
-        out.sort(key=lambda e: e[0])
-        return out[:keep] if keep else out
+            out = [(t, h * (1.0 + j * self.rng.random()), p, c) for t, h, p, c in out]
+        out.sort(key=lambda e: (e[0], e[1]))
+        return [(h, p, c) for _, h, p, c in (out[:keep] if keep else out)]
 
     def split_forms(self, split: tuple[int, int]):
         """The lowers of the split `u = a + b` under every binary form (memoised): each part takes a
