@@ -24,6 +24,10 @@ ELIMINATES, DERIVES, OTHER = 0, 1, 2
 """Tiers of pairs, tried in this order whatever the heuristic says: a pair whose lowers are all in the
 goal-bag already (it removes a goal for one instruction); a pair whose new lowers are moved or halved
 copies of goals of the bag (made from them by moves and divisions alone); any other pair."""
+TIERED_POSITIONS = 3
+"""Only pairs whose upper goal has at least this many positions are tiered (the others are `OTHER`): among
+small goals such coincidences are common and carry little, and ranking them first lengthened the plans
+of random multi-kernel filters."""
 
 Pair = tuple[str, tuple[str, ...], int, tuple[int, ...]]
 """(macro name, directions, upper goal id, lower goal ids in operand order)."""
@@ -453,7 +457,7 @@ class Space:
                 if self.copy and u != self.zero:
                     rest = list(bag)
                     rest.remove(u)
-                    raw.append((ELIMINATES, 0, len(raw), self.copy, (), u, (u,), rest))
+                    raw.append((OTHER, 0, len(raw), self.copy, (), u, (u,), rest))
                 continue
             if u in self.input_set:
                 continue
@@ -473,6 +477,7 @@ class Space:
                 src = -1  # u is a copy of src when src is at least as big (and has two positions or more)
             base = -contrib(u, set())
             n_rest = len(rest)
+            tiered = len(goal_of[u]) >= TIERED_POSITIONS
 
             def emit(
                 form: Form,
@@ -486,6 +491,7 @@ class Space:
                 n_rest=n_rest,
                 source=source,
                 src=src,
+                tiered=tiered,
             ) -> None:
                 q = base
                 size = n_rest
@@ -511,7 +517,9 @@ class Space:
                                 pats.add(p)
                 if size + form.need + extra > R:
                     return
-                if size == n_rest:
+                if not tiered:
+                    tier = OTHER
+                elif size == n_rest:
                     tier = ELIMINATES
                 elif src >= 0:
                     # u is a copy of src: a division towards src, or a move towards src's position
@@ -537,7 +545,7 @@ class Space:
             ug = goal_of[u]
             if u == self.zero:
                 if self.res:
-                    raw.append((ELIMINATES, base, len(raw), None, (), u, (), rest))
+                    raw.append((OTHER, base, len(raw), None, (), u, (), rest))
                 continue
             if self.negate:
                 emit(self.negate, (), (self.intern(G.neg(ug)),))
