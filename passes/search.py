@@ -86,8 +86,9 @@ class SearchPass(ModulePass):
                     limits.append(f"{cfg.node_budget} nodes")
                 if cfg.time_budget is not None or cfg.node_budget is None:
                     limits.append(f"{cfg.time_budget or 10.0:g} s")
+                alone = " (nor kernel by kernel)" if len(filt.kernels) > 1 and cfg.kernel_by_kernel > 0 else ""
                 raise CainError(
-                    f"search: no program found for filter '{filt.name}' within {' / '.join(limits)}; "
+                    f"search: no program found for filter '{filt.name}' within {' / '.join(limits)}{alone}; "
                     f"raise the budget (search{{budget=N}} or search{{time=S}})"
                 )
             if result.kernel_by_kernel and not self.quiet:
