@@ -189,23 +189,21 @@ class Space:
             g |= a
         self.tot.append(tot)
         self.dist.append(dist)
+        k = (g & -g).bit_length() - 1 if g else 0  # the power of two dividing every count
+        self.val.append(k if g else 1 << 20)
+        p = G.pattern(goal)
+        sp = tuple([(x, y, z, c >> k) for x, y, z, c in p]) if k else p
+        self.spat.append(self._spat_ids.setdefault(sp, len(self._spat_ids)))
+        self.anchor.append(goal[0][:2] if goal else (0, 0))
         if len(goal) >= 2:
-            p = G.pattern(goal)
             if self.scaled_patterns:
-                k = (g & -g).bit_length() - 1
-                if k:
-                    p = tuple((x, y, z, c >> k) for x, y, z, c in p)
+                p = sp
             pid = self._pattern_ids.get(p)
             if pid is None:
                 pid = self._pattern_ids[tuple([atoms.setdefault(a, a) for a in p])] = len(self._pattern_ids)
             self.pat.append(pid)
         else:
             self.pat.append(-1)
-        self.val.append((g & -g).bit_length() - 1 if g else 1 << 20)
-        k = self.val[-1] if g else 0
-        sp = tuple([(x, y, z, c >> k) for x, y, z, c in G.pattern(goal)])
-        self.spat.append(self._spat_ids.setdefault(sp, len(self._spat_ids)))
-        self.anchor.append(goal[0][:2] if goal else (0, 0))
         self.minabs.append(minabs if goal else 0)
         return i
 
