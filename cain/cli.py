@@ -82,19 +82,17 @@ class CainOptMain(xDSLOptMain):
     def register_all_frontends(self):
         super().register_all_frontends()
 
-        def parse_cain(io: IO[bytes]) -> ModuleOp:
-            from cain.frontend import lower_source
+        for extension, module in (("cain", "cain.frontend"), ("json", "cain.frontend_json")):
+            self.available_frontends[extension] = self._kernel_reader(module)
 
+    def _kernel_reader(self, module: str):
+        """A front end reading a kernel file with `module.lower_source` (imported on first use)."""
+
+        def parse(io: IO[bytes]) -> ModuleOp:
+            lower_source = importlib.import_module(module).lower_source
             return lower_source(io.read().decode(), self.get_input_name(), self.frontend_overrides())
 
-        self.available_frontends["cain"] = parse_cain
-
-        def parse_json(io: IO[bytes]) -> ModuleOp:
-            from cain.frontend_json import lower_source
-
-            return lower_source(io.read().decode(), self.get_input_name(), self.frontend_overrides())
-
-        self.available_frontends["json"] = parse_json
+        return parse
 
     def register_all_arguments(self, arg_parser: argparse.ArgumentParser):
         super().register_all_arguments(arg_parser)

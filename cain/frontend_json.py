@@ -26,6 +26,7 @@ from cain.frontend import (
     DEFAULT_MAX_ERROR,
     MAX_EXPONENT,
     OVERRIDE_KEYS,
+    _entries,
     check_instruction_set,
     check_max_depth,
     check_max_error,
@@ -651,10 +652,6 @@ def _channel_message(z: int, k: int, centre: int, channels: int, three_d: bool) 
             f'{inputs} (channels 0 to {channels - 1}). Use "3d": false to number channels from the first entry'
         )
     return f"this weight is for channel {z + 1}, but there are only {inputs}; add its input register there"
-
-
-def _entries(n: int) -> str:
-    return f"{n} entry" if n == 1 else f"{n} entries"
 
 
 def lower_source(text: str, filename: str, overrides: Mapping[str, object] | None = None) -> ModuleOp:
