@@ -25,9 +25,9 @@ from importlib import metadata
 from pathlib import Path
 from typing import Any
 
-from cain.filter import Filter, Kernel
-from cain.goal import Goal
-from cain.isa import DEFAULT_REGISTERS
+from cain.model.filter import Filter, Kernel
+from cain.model.goal import Goal
+from cain.model.isa import DEFAULT_REGISTERS
 
 ROOT = Path(__file__).resolve().parents[1]
 RESULTS_DIR = Path(__file__).resolve().parent / "results"
@@ -333,7 +333,7 @@ def run_search(filter: Filter, *, budget: Budget, seed: int = 0, workers: int = 
 def check_program(run: Run, program, filter: Filter, *, cost: str = "macros") -> Run:
     """Record `program` as the run's plan and verify it against `filter`: `verified`, or `failed` with
     the verifier's report."""
-    from cain.verify import verify_for_filter
+    from cain.backend.verify import verify_for_filter
 
     run.macros, run.icws, run.program = program.macros, program.icws, program_lines(program)
     try:

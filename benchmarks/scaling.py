@@ -24,7 +24,7 @@ from benchmarks.common import (
     run_search,
     write_outputs,
 )
-from cain.isa import DEFAULT_REGISTERS
+from cain.model.isa import DEFAULT_REGISTERS
 
 
 def draw_scatter(lengths: dict[int, list[int]], samples: int, budget: str):

@@ -23,7 +23,7 @@ from benchmarks.common import (
     run_search,
     write_outputs,
 )
-from cain.filter import Filter
+from cain.model.filter import Filter
 
 EXAMPLES = Path(__file__).resolve().parents[1] / "examples"
 SETS = ("all", "basic")
@@ -58,7 +58,7 @@ TABLE1 = (
 
 def load_filter(row: Row) -> Filter:
     """The row's filter from its example file, through the front end."""
-    from cain.frontend import parse_filter
+    from cain.frontend.kernel import parse_filter
 
     for candidate in row.files:
         path = EXAMPLES / candidate

@@ -5,16 +5,18 @@ from __future__ import annotations
 import argparse
 import ast
 import dataclasses
-import importlib
 import inspect
 import os
 import sys
 import textwrap
 from collections.abc import Sequence
+from types import ModuleType
 from typing import IO
 
-from xdsl.dialects.builtin import ModuleOp
+from xdsl.dialects.builtin import Builtin, ModuleOp
+from xdsl.ir import Dialect
 from xdsl.passes import ModulePass
+from xdsl.universe import Universe
 from xdsl.utils.arg_spec import parse_pipeline
 from xdsl.utils.exceptions import (
     ArgSpecParseError,
@@ -26,41 +28,25 @@ from xdsl.utils.exceptions import (
 from xdsl.xdsl_opt_main import xDSLOptMain
 
 from cain.diagnostics import CainError
+from cain.dialects.goal import GoalDialect
+from cain.dialects.scamp5 import Scamp5Dialect
+from cain.frontend import READERS
+from cain.frontend.options import CHECKS, DEFAULT_INSTRUCTION_SET, DEFAULT_MAX_DEPTH, OVERRIDE_KEYS
+from cain.model.isa import DEFAULT_REGISTERS, INSTRUCTION_SETS
+from cain.passes.emit import EmitPass, emitted_text
+from cain.passes.expand_bus import ExpandBusPass
+from cain.passes.regalloc import RegallocPass
+from cain.passes.search import SearchPass
+from cain.passes.verify import VerifyPass
 
-DIALECTS: dict[str, str] = {
-    "goal": "cain.dialects.goal:GoalDialect",
-    "scamp5": "cain.dialects.scamp5:Scamp5",
-}
-"""Dialect name -> `module:Dialect object`, imported when first needed."""
+DIALECTS: tuple[Dialect, ...] = (GoalDialect, Scamp5Dialect)
 
-PASSES: dict[str, str] = {
-    "search": "cain.passes.search:SearchPass",
-    "regalloc": "cain.passes.regalloc:RegallocPass",
-    "expand-bus": "cain.passes.expand_bus:ExpandBusPass",
-    "verify": "cain.passes.verify:VerifyPass",
-    "emit": "cain.passes.emit:EmitPass",
-}
-"""Pass name (as on the command line) -> `module:ModulePass class`, in pipeline order."""
+PASSES: tuple[type[ModulePass], ...] = (SearchPass, RegallocPass, ExpandBusPass, VerifyPass, EmitPass)
+"""Cain's passes, in pipeline order."""
 
 DESCRIPTION = """Compile convolution kernels (.cain files) into SCAMP-5 code, or run Cain's passes on IR.
 With no pipeline, a .cain file is printed as goal IR. The usual pipeline is
   cain-opt kernel.cain --pass-pipeline=search,regalloc,emit"""
-
-
-def load(spec: str):
-    """The object a `module:name` spec names."""
-    module, name = spec.split(":")
-    return getattr(importlib.import_module(module), name)
-
-
-def _pass_loader(name: str, spec: str):
-    def factory() -> type[ModulePass]:
-        try:
-            return load(spec)
-        except ImportError as e:
-            raise CainError(f"pass '{name}' is not available in this installation ({e})") from None
-
-    return factory
 
 
 class CainOptMain(xDSLOptMain):
@@ -69,35 +55,33 @@ class CainOptMain(xDSLOptMain):
     version_format = "cain-opt (xDSL {xdsl_version})"
 
     def register_all_dialects(self):
-        from xdsl.dialects.builtin import Builtin
-
-        self.ctx.load_dialect(Builtin)
-        for name, spec in DIALECTS.items():
-            self.ctx.register_dialect(name, lambda spec=spec: load(spec))
+        for dialect in (Builtin, *DIALECTS):
+            self.ctx.load_dialect(dialect)
 
     def register_all_passes(self):
-        for name, spec in PASSES.items():
-            self.register_pass(name, _pass_loader(name, spec))
+        for cls in PASSES:
+            self.register_pass(cls.name, lambda cls=cls: cls)
 
     def register_all_frontends(self):
         super().register_all_frontends()
+        for extension, reader in READERS.items():
+            self.available_frontends[extension] = self._kernel_reader(reader)
 
-        for extension, module in (("cain", "cain.frontend"), ("json", "cain.frontend_json")):
-            self.available_frontends[extension] = self._kernel_reader(module)
-
-    def _kernel_reader(self, module: str):
-        """A front end reading a kernel file with `module.lower_source` (imported on first use)."""
+    def _kernel_reader(self, reader: ModuleType):
+        """A front end reading a kernel file with `reader.lower_source`."""
 
         def parse(io: IO[bytes]) -> ModuleOp:
-            lower_source = importlib.import_module(module).lower_source
-            return lower_source(io.read().decode(), self.get_input_name(), self.frontend_overrides())
+            return reader.lower_source(io.read().decode(), self.get_input_name(), self.frontend_overrides())
 
         return parse
 
+    def register_all_targets(self):
+        """Only the IR printer: xDSL's other targets (assembly, WGSL, ...) have nothing to print of a
+        scamp5 kernel; the C comes from the `emit` pass."""
+        self.available_targets["mlir"] = Universe.get_multiverse().all_targets["mlir"]
+
     def register_all_arguments(self, arg_parser: argparse.ArgumentParser):
         super().register_all_arguments(arg_parser)
-        from cain.frontend import add_override_arguments
-
         arg_parser.add_argument(
             "--pass-pipeline", dest="passes", metavar="PASSES", help="the same as -p (MLIR's spelling)"
         )
@@ -149,17 +133,52 @@ class CainOptMain(xDSLOptMain):
 
     def output_resulting_program(self, prog: ModuleOp) -> str:
         """The C text when the pipeline ended with `emit` (and no other target was asked for), else IR."""
-        from cain.passes.emit import emitted_text
-
         text = emitted_text(prog)
         if text is not None and self.args.target == "mlir":
             return text
         return super().output_resulting_program(prog)
 
     def frontend_overrides(self) -> dict[str, object]:
-        from cain.frontend import overrides_from_args
-
         return overrides_from_args(self.args)
+
+
+# -- command line ----------------------------------------------------------------------------------
+
+
+def _arg_type(check):
+    def convert(text: str):
+        try:
+            return check(text)
+        except ValueError as e:
+            raise argparse.ArgumentTypeError(str(e)) from None
+
+    convert.__name__ = check.__name__.removeprefix("check_")
+    return convert
+
+
+def add_override_arguments(parser: argparse.ArgumentParser) -> None:
+    """The command-line options that override a kernel file's `option` lines (`--max-depth` for the
+    override key `max_depth`), checked as the file's options are."""
+    group = parser.add_argument_group("kernel file options (override the file's `option` lines)")
+    for key, option in OVERRIDE_KEYS.items():
+        metavar, text = _OVERRIDE_HELP[key]
+        group.add_argument(
+            f"--{key.replace('_', '-')}", type=_arg_type(CHECKS[option]), metavar=metavar, help=text
+        )
+
+
+_OVERRIDE_HELP = {
+    "max_depth": ("N", f"largest approximation depth (default {DEFAULT_MAX_DEPTH})"),
+    "max_error": ("X", "largest total approximation error, e.g. 0 or 1/64 (default 0)"),
+    "registers": ("A,B,...", f"the register file (default {','.join(DEFAULT_REGISTERS)})"),
+    "instruction_set": ("|".join(INSTRUCTION_SETS), f"instruction set (default {DEFAULT_INSTRUCTION_SET})"),
+}
+"""Override key -> the metavar and help text of its command-line option."""
+
+
+def overrides_from_args(args: argparse.Namespace) -> dict[str, object]:
+    """The overrides given on the command line (absent ones are left out)."""
+    return {key: getattr(args, key) for key in OVERRIDE_KEYS if getattr(args, key, None) is not None}
 
 
 def _indent(text: str) -> str:
@@ -191,11 +210,8 @@ def option_docs(cls: type) -> dict[str, str]:
 def pass_help() -> str:
     """One paragraph per available pass: its name, summary and options (for `--help`)."""
     lines = ["passes (run in the order given, e.g. --pass-pipeline=search,regalloc,emit):"]
-    for name, spec in PASSES.items():
-        try:
-            cls: type[ModulePass] = load(spec)
-        except ImportError:
-            continue
+    for cls in PASSES:
+        name = cls.name
         doc = (cls.__doc__ or "").strip().splitlines()
         lines.append(f"  {name:<11} {doc[0] if doc else ''}")
         docs = option_docs(cls)

@@ -7,7 +7,7 @@ goal.filter @gauss3x3 depth 4 registers ["A", "B", "C", "D", "E", "F"] instructi
       goal #goal.goal<[[1, 2, 1], [2, 4, 2], [1, 2, 1]]> error 0
 }
 ```
-A `goal.filter` holds everything in `cain.filter.Filter`; `filter_to_op` and `filter_from_op` convert.
+A `goal.filter` holds everything in `cain.model.filter.Filter`; `filter_to_op` and `filter_from_op` convert.
 """
 
 from __future__ import annotations
@@ -31,10 +31,10 @@ from xdsl.printer import Printer
 from xdsl.traits import IsolatedFromAbove, NoTerminator, SymbolOpInterface
 from xdsl.utils.exceptions import VerifyException
 
-from cain.approx import approximate_kernel, format_fraction
-from cain.filter import Filter, Kernel
-from cain.goal import Goal
-from cain.isa import INSTRUCTION_SETS
+from cain.model.approx import approximate_kernel, format_fraction
+from cain.model.filter import Filter, Kernel
+from cain.model.goal import Goal
+from cain.model.isa import INSTRUCTION_SETS
 
 Matrix = tuple[tuple[Fraction, ...], ...]
 Weights = tuple[Matrix, ...]

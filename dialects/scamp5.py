@@ -11,7 +11,7 @@ scamp5.kernel @gauss3(%0 : !scamp5.areg<A>) depth 4 registers ["A", "B", "C", "D
 }
 ```
 The header prints on one line (wrapped above), except that several outputs print one per line.
-One op per macro of `cain.isa.MACROS`, generated from the table. Registers are types: `!scamp5.areg`
+One op per macro of `cain.model.isa.MACROS`, generated from the table. Registers are types: `!scamp5.areg`
 before allocation, `!scamp5.areg<A>` after; once allocated, each op's verifier enforces the bus rules
 (`Macro.distinct_roles`, `tied`, `scratch`). After `expand-bus` the kernel body holds `scamp5.bus`,
 `scamp5.bus2`, `scamp5.bus3` micro-ops on named registers (`scamp5.bus NEWS, A, B`: the first
@@ -20,15 +20,13 @@ destinations, then sources, as the SDK writes them) and `scamp5.output` has no o
 
 from __future__ import annotations
 
-from collections.abc import Sequence
-from dataclasses import dataclass, field, replace
+from collections.abc import Iterable, Mapping, Sequence
 from fractions import Fraction
 from typing import ClassVar
 
 from cain.dialects.goal import (
     GoalAttr,
     RationalAttr,
-    Weights,
     WeightsAttr,
     parse_goal_and_error,
     parse_settings,
@@ -64,12 +62,18 @@ from xdsl.printer import Printer
 from xdsl.traits import IsolatedFromAbove, IsTerminator, SymbolOpInterface
 from xdsl.utils.exceptions import VerifyException
 
-from cain.diagnostics import CainError
-from cain.filter import Filter, Kernel
-from cain.goal import Goal
-from cain.isa import BUS_KINDS, DIRECTIONS, MACROS, NEWS, BusOp, Macro
-from cain.program import Instr, Program
-from cain.sim import NEIGHBOUR_SIDE, SimulationError, check_bus
+from cain.model.filter import Filter, Kernel
+from cain.model.isa import (
+    BUS_KINDS,
+    DIRECTIONS,
+    MACROS,
+    NEIGHBOUR_SIDE,
+    NEWS,
+    Macro,
+    MicroOp,
+    SimulationError,
+    check_bus,
+)
 
 # -- registers as types -----------------------------------------------------------------------------
 
@@ -318,13 +322,13 @@ class BusMicroOp(IRDLOperation):
         )
 
     @staticmethod
-    def from_bus_op(op: BusOp) -> BusMicroOp:
-        """The op of a `cain.isa.BusOp`, of the class its kind names."""
+    def of(op: MicroOp) -> BusMicroOp:
+        """The op of a `cain.model.isa.MicroOp`, of the class its kind names."""
         return BUS_OPS[op.kind](op.dests, op.srcs)
 
-    def bus_op(self) -> BusOp:
-        """The micro-op as a `cain.isa.BusOp`, for the simulator and the C printer."""
-        return BusOp(self.KIND, tuple(d.data for d in self.dests), tuple(s.data for s in self.srcs))
+    def micro_op(self) -> MicroOp:
+        """The micro-op as a `cain.model.isa.MicroOp`, for the simulator and the C printer."""
+        return MicroOp(self.KIND, tuple(d.data for d in self.dests), tuple(s.data for s in self.srcs))
 
     @classmethod
     def parse(cls, parser: Parser) -> BusMicroOp:
@@ -338,20 +342,20 @@ class BusMicroOp(IRDLOperation):
         return op
 
     def print(self, printer: Printer) -> None:
-        op = self.bus_op()
+        op = self.micro_op()
         printer.print_string(" " + ", ".join(op.dests + op.srcs))
         if self.attributes:
             printer.print_op_attributes(self.attributes)
 
     def verify_(self) -> None:
         try:
-            check_bus(self.bus_op())
+            check_bus(self.micro_op())
         except SimulationError as e:
             raise VerifyException(str(e)) from None
 
 
 @irdl_op_definition
-class BusOp1(BusMicroOp):
+class BusOp(BusMicroOp):
     """`a := -(s0 + ...)`, up to 4 sources (`a := 0` with none): one ICW."""
 
     name = "scamp5.bus"
@@ -374,7 +378,7 @@ class Bus3Op(BusMicroOp):
     KIND: ClassVar[str] = "bus3"
 
 
-BUS_OPS: dict[str, type[BusMicroOp]] = {"bus": BusOp1, "bus2": Bus2Op, "bus3": Bus3Op}
+BUS_OPS: dict[str, type[BusMicroOp]] = {"bus": BusOp, "bus2": Bus2Op, "bus3": Bus3Op}
 
 
 # -- kernel -----------------------------------------------------------------------------------------
@@ -416,65 +420,13 @@ class OutputOp(IRDLOperation):
             printer.print_op_attributes(self.attributes)
 
 
-@dataclass
-class KernelInfo:
-    """Everything a kernel op carries besides its instructions: what verify and emit need."""
-
-    name: str
-    input_channels: list[str]
-    input_registers: list[str]
-    output_names: list[str]
-    output_registers: list[str]
-    goals: list[Goal]
-    errors: list[Fraction]
-    weights: list[Weights]
-    depth: int
-    registers: list[str]
-    instruction_set: str = "all"
-    counts: dict[str, int] = field(default_factory=dict)
-    """Extra integer attributes of the kernel (`macros`, `icws`)."""
-
-    def input_goals(self) -> list[Goal]:
-        """Each input channel as a goal: `2^depth` atoms at the centre of its channel."""
-        return [Goal.identity(2**self.depth, z) for z in range(len(self.input_channels))]
-
-    def filter(self) -> Filter:
-        """The filter the kernel computes (the inverse of `from_filter`)."""
-        kernels = tuple(
-            Kernel(n, r, w, g, e)
-            for n, r, w, g, e in zip(
-                self.output_names, self.output_registers, self.weights, self.goals, self.errors, strict=True
-            )
-        )
-        return Filter(
-            self.name,
-            tuple(zip(self.input_channels, self.input_registers, strict=True)),
-            kernels,
-            self.depth,
-            tuple(self.registers),
-            self.instruction_set,
-        )
-
-    @staticmethod
-    def from_filter(f: Filter) -> KernelInfo:
-        """What a kernel op for filter `f` carries, with no counts yet."""
-        return KernelInfo(
-            name=f.name,
-            input_channels=[c for c, _ in f.inputs],
-            input_registers=[r for _, r in f.inputs],
-            output_names=[k.name for k in f.kernels],
-            output_registers=[k.register for k in f.kernels],
-            goals=[k.goal for k in f.kernels],
-            errors=[k.error for k in f.kernels],
-            weights=[k.weights for k in f.kernels],
-            depth=f.depth,
-            registers=list(f.registers),
-            instruction_set=f.instruction_set,
-        )
-
-
-def _strings(values: Sequence[str]) -> ArrayAttr[StringAttr]:
+def _strings(values: Iterable[str]) -> ArrayAttr[StringAttr]:
     return ArrayAttr(StringAttr(v) for v in values)
+
+
+def _data(values: ArrayAttr) -> list:
+    """The plain values of an array attribute's elements."""
+    return [v.data for v in values]
 
 
 @irdl_op_definition
@@ -500,42 +452,54 @@ class KernelOp(IRDLOperation):
 
     traits = traits_def(IsolatedFromAbove(), SymbolOpInterface())
 
-    def __init__(self, info: KernelInfo, body: Region):
+    def __init__(self, filter: Filter, body: Region, counts: Mapping[str, int] | None = None):
         super().__init__(
             properties={
-                "sym_name": StringAttr(info.name),
-                "input_channels": _strings(info.input_channels),
-                "input_registers": _strings(info.input_registers),
-                "output_names": _strings(info.output_names),
-                "output_registers": _strings(info.output_registers),
-                "goals": ArrayAttr(GoalAttr(g) for g in info.goals),
-                "errors": ArrayAttr(RationalAttr(Fraction(e)) for e in info.errors),
-                "weights": ArrayAttr(WeightsAttr(w) for w in info.weights),
-                "depth": IntAttr(info.depth),
-                "registers": _strings(info.registers),
-                "instruction_set": StringAttr(info.instruction_set),
+                "sym_name": StringAttr(filter.name),
+                "input_channels": _strings(c for c, _ in filter.inputs),
+                "input_registers": _strings(r for _, r in filter.inputs),
+                "output_names": _strings(k.name for k in filter.kernels),
+                "output_registers": _strings(k.register for k in filter.kernels),
+                "goals": ArrayAttr(GoalAttr(k.goal) for k in filter.kernels),
+                "errors": ArrayAttr(RationalAttr(Fraction(k.error)) for k in filter.kernels),
+                "weights": ArrayAttr(WeightsAttr(k.weights) for k in filter.kernels),
+                "depth": IntAttr(filter.depth),
+                "registers": _strings(filter.registers),
+                "instruction_set": StringAttr(filter.instruction_set),
             },
             regions=[body],
         )
-        for key, value in info.counts.items():
+        for key, value in (counts or {}).items():
             self.attributes[key] = IntegerAttr(value, i64)
 
-    def info(self) -> KernelInfo:
-        """The header properties (and integer attributes, as `counts`) in plain Python."""
-        return KernelInfo(
-            name=self.sym_name.data,
-            input_channels=[s.data for s in self.input_channels],
-            input_registers=[s.data for s in self.input_registers],
-            output_names=[s.data for s in self.output_names],
-            output_registers=[s.data for s in self.output_registers],
-            goals=[g.data for g in self.goals],
-            errors=[e.data for e in self.errors],
-            weights=[w.data for w in self.weights],
-            depth=self.depth.data,
-            registers=[s.data for s in self.registers],
-            instruction_set=self.instruction_set.data,
-            counts={k: v.value.data for k, v in self.attributes.items() if isinstance(v, IntegerAttr)},
+    @property
+    def filter(self) -> Filter:
+        """The filter the kernel computes, read back from its header."""
+        inputs = tuple(zip(_data(self.input_channels), _data(self.input_registers), strict=True))
+        kernels = tuple(
+            Kernel(*fields)
+            for fields in zip(
+                _data(self.output_names),
+                _data(self.output_registers),
+                _data(self.weights),
+                _data(self.goals),
+                _data(self.errors),
+                strict=True,
+            )
         )
+        return Filter(
+            self.sym_name.data,
+            inputs,
+            kernels,
+            self.depth.data,
+            tuple(_data(self.registers)),
+            self.instruction_set.data,
+        )
+
+    @property
+    def counts(self) -> dict[str, int]:
+        """The kernel's integer attributes (`macros`, `icws`)."""
+        return {k: v.value.data for k, v in self.attributes.items() if isinstance(v, IntegerAttr)}
 
     @property
     def block(self) -> Block:
@@ -560,16 +524,16 @@ class KernelOp(IRDLOperation):
 
     # syntax ---------------------------------------------------------------------------------------
     def print(self, printer: Printer) -> None:
-        info = self.info()
+        f = self.filter
         printer.print_string(" ")
-        printer.print_symbol_name(info.name)
+        printer.print_symbol_name(f.name)
         printer.print_string("(")
         printer.print_list(self.block.args, printer.print_block_argument)
         printer.print_string(") ")
-        print_settings(info.depth, info.registers, info.instruction_set, printer)
+        print_settings(f.depth, f.registers, f.instruction_set, printer)
         printer.print_string(" inputs [")
         printer.print_list(
-            zip(info.input_channels, info.input_registers, strict=True),
+            f.inputs,
             lambda cr: (
                 printer.print_string_literal(cr[0]),
                 printer.print_string(" -> "),
@@ -578,23 +542,23 @@ class KernelOp(IRDLOperation):
         )
         printer.print_string("] outputs [")
 
-        def print_output(k: int) -> None:
+        def print_output(k: Kernel) -> None:
             printer.print_string("(")
-            printer.print_string_literal(info.output_names[k])
+            printer.print_string_literal(k.name)
             printer.print_string(" -> ")
-            printer.print_string_literal(info.output_registers[k])
+            printer.print_string_literal(k.register)
             printer.print_string(" ")
-            print_goal_and_error(info.goals[k], info.errors[k], printer)
+            print_goal_and_error(k.goal, k.error, printer)
             printer.print_string(" weights ")
-            print_weights(info.weights[k], printer)
+            print_weights(k.weights, printer)
             printer.print_string(")")
 
-        if len(info.output_names) == 1:
-            print_output(0)
+        if len(f.kernels) == 1:
+            print_output(f.kernels[0])
         else:  # one output per line
             with printer.indented(2):
-                for k in range(len(info.output_names)):
-                    printer.print_string("\n" if k == 0 else ",\n")
+                for i, k in enumerate(f.kernels):
+                    printer.print_string("\n" if i == 0 else ",\n")
                     print_output(k)
             printer.print_string("\n")
         printer.print_string("]")
@@ -633,26 +597,27 @@ class KernelOp(IRDLOperation):
         attributes = parser.parse_optional_attr_dict_with_keyword()
         body = parser.parse_region(args)
         filt = Filter(name, tuple(inputs), tuple(outputs), depth, tuple(registers), instruction_set)
-        op = cls(KernelInfo.from_filter(filt), body)
+        op = cls(filt, body)
         if attributes is not None:
             op.attributes |= attributes.data
         return op
 
     def verify_(self) -> None:
-        info = self.info()
-        name = info.name
-        if info.depth < 0:
-            raise VerifyException(f"kernel @{name}: depth must be at least 0, not {info.depth}")
-        if len(info.input_channels) != len(info.input_registers) or len(self.block.args) != len(
-            info.input_channels
+        name = self.sym_name.data
+        if self.depth.data < 0:
+            raise VerifyException(f"kernel @{name}: depth must be at least 0, not {self.depth.data}")
+        if len(self.input_channels) != len(self.input_registers) or len(self.block.args) != len(
+            self.input_channels
         ):
             raise VerifyException(f"kernel @{name}: one block argument and one register per input channel")
-        n = len(info.output_names)
-        if not (len(info.output_registers) == len(info.goals) == len(info.errors) == len(info.weights) == n):
+        n = len(self.output_names)
+        if not (len(self.output_registers) == len(self.goals) == len(self.errors) == len(self.weights) == n):
             raise VerifyException(
                 f"kernel @{name}: every output needs a name, register, goal, error and weights"
             )
-        if len(set(info.output_registers)) != n:
+        filt = self.filter
+        outputs = [k.register for k in filt.kernels]
+        if len(set(outputs)) != n:
             raise VerifyException(f"kernel @{name}: two outputs are pinned to one register")
         if not isinstance(self.block.last_op, OutputOp):
             raise VerifyException(f"kernel @{name}: the body must end with scamp5.output")
@@ -664,35 +629,35 @@ class KernelOp(IRDLOperation):
             raise VerifyException(
                 f"kernel @{name}: scamp5.output takes {n} value(s), one per output, has {len(outs)}"
             )
-        for arg, reg in zip(self.block.args, info.input_registers, strict=True):
+        for arg, (_, reg) in zip(self.block.args, filt.inputs, strict=True):
             r = register_of(arg)
             if r and r != reg:
                 raise VerifyException(f"kernel @{name}: input {arg.index} arrives in register {reg}, not {r}")
-        for k, (v, reg) in enumerate(zip(outs, info.output_registers, strict=False)):
+        for v, k in zip(outs, filt.kernels, strict=False):
             r = register_of(v)
-            if r and r != reg:
+            if r and r != k.register:
                 raise VerifyException(
-                    f"kernel @{name}: output '{info.output_names[k]}' must end in register {reg}, but its value is in {r}"
+                    f"kernel @{name}: output '{k.name}' must end in register {k.register}, but its value is in {r}"
                 )
-        file = set(info.registers)
-        for kind, pinned in (("input", info.input_registers), ("output", info.output_registers)):
+        file = set(filt.registers)
+        for kind, pinned in (("input", [r for _, r in filt.inputs]), ("output", outputs)):
             for reg in pinned:
                 if reg not in file:
                     raise VerifyException(
-                        f"kernel @{name}: {kind} register {reg} is not in the register file ({', '.join(info.registers)})"
+                        f"kernel @{name}: {kind} register {reg} is not in the register file ({', '.join(filt.registers)})"
                     )
         for op in self.block.ops:
             used = [register_of(v) for v in (*op.results, *op.operands)]
             if isinstance(op, MacroOp):
                 used += op.scratch_registers
             if isinstance(op, BusMicroOp):
-                bus_op = op.bus_op()
-                used += [r for r in bus_op.dests + bus_op.srcs if r != NEWS and r not in NEIGHBOUR_SIDE]
+                micro = op.micro_op()
+                used += [r for r in micro.dests + micro.srcs if r != NEWS and r not in NEIGHBOUR_SIDE]
             for reg in used:
                 if reg and reg not in file:
                     raise VerifyException(
                         f"kernel @{name}: {op.name} uses register {reg}, which is not in the register file "
-                        f"({', '.join(info.registers)})"
+                        f"({', '.join(filt.registers)})"
                     )
             if not isinstance(op, (MacroOp, BusMicroOp, OutputOp)):
                 raise VerifyException(f"kernel @{name}: {op.name} is not a scamp5 instruction")
@@ -700,78 +665,8 @@ class KernelOp(IRDLOperation):
                 raise VerifyException(f"kernel @{name}: macros and bus micro-ops cannot be mixed ({op.name})")
 
 
-# -- conversions ------------------------------------------------------------------------------------
-
-
-def build_kernel(program: Program, info: KernelInfo) -> KernelOp:
-    """A kernel op holding `program` (typed with registers when `program.registers` is filled)."""
-    regs = program.registers
-
-    def type_of(v: int) -> ARegType:
-        return ARegType(regs.get(v, "")) if regs else ARegType()
-
-    block = Block(arg_types=[type_of(v) for v, _ in program.inputs])
-    values: dict[int, SSAValue] = {v: arg for (v, _), arg in zip(program.inputs, block.args, strict=True)}
-    for instr in program.instrs:
-        cls = MACRO_OPS[instr.macro]
-        op = cls(
-            [values[o] for o in instr.operands],
-            instr.directions,
-            [type_of(r) for r in instr.results],
-            instr.scratch or None,
-        )
-        block.add_op(op)
-        values.update(zip(instr.results, op.results, strict=True))
-    block.add_op(OutputOp([values[v] for v, _ in program.outputs]))
-    counts = {**info.counts, "macros": program.macros, "icws": program.icws}
-    return KernelOp(replace(info, counts=counts), Region(block))
-
-
-def kernel_from_program(program: Program, filter: Filter) -> KernelOp:
-    """The kernel op of a search's plan (SSA) or of an allocated program, for `filter`."""
-    return build_kernel(program, KernelInfo.from_filter(filter))
-
-
-def program_from_kernel(op: KernelOp) -> tuple[Program, KernelInfo]:
-    """The macro program of a kernel op (registers filled when its values are allocated)."""
-    info = op.info()
-    if op.is_bus_level:
-        raise CainError(f"kernel @{info.name} is at bus level (after expand-bus): it has no macro program")
-    numbers: dict[SSAValue, int] = {}
-    for arg in op.block.args:
-        numbers[arg] = len(numbers)
-    instrs = []
-    for inner in op.block.ops:
-        if isinstance(inner, MacroOp):
-            for r in inner.results:
-                numbers[r] = len(numbers)
-            instrs.append(
-                Instr(
-                    inner.MACRO.name,
-                    tuple(numbers[r] for r in inner.results),
-                    tuple(numbers[o] for o in inner.operands),
-                    inner.direction_names,
-                    inner.scratch_registers,
-                )
-            )
-    registers = {n: register_of(v) for v, n in numbers.items()} if op.is_allocated else {}
-    program = Program(
-        info.name,
-        [(numbers[a], r) for a, r in zip(op.block.args, info.input_registers, strict=True)],
-        instrs,
-        [(numbers[v], r) for v, r in zip(op.output.outs, info.output_registers, strict=True)],
-        registers,
-    )
-    return program, info
-
-
-def bus_ops_of(op: KernelOp) -> list[BusOp]:
-    """The micro-ops of a kernel at bus level."""
-    return [inner.bus_op() for inner in op.block.ops if isinstance(inner, BusMicroOp)]
-
-
-Scamp5 = Dialect(
+Scamp5Dialect = Dialect(
     "scamp5",
-    [KernelOp, OutputOp, *MACRO_OPS.values(), BusOp1, Bus2Op, Bus3Op],
+    [KernelOp, OutputOp, *MACRO_OPS.values(), BusOp, Bus2Op, Bus3Op],
     [ARegType],
 )

@@ -1,6 +1,6 @@
 """`emit`: print the kernels as C/C++ for the SCAMP-5d SDK instead of IR.
 
-The pass verifies each kernel, renders it (cain.emit_c) and stores the text on the module; cain-opt
+The pass verifies each kernel, renders it (cain.backend.emit_c) and stores the text on the module; cain-opt
 then writes that text, not the IR, to stdout or `-o FILE` (`emitted_text`).
 """
 
@@ -9,13 +9,13 @@ from __future__ import annotations
 from dataclasses import dataclass
 
 from cain.dialects.scamp5 import KernelOp
-from cain.passes.verify import VerifyPass
 from xdsl.context import Context
 from xdsl.dialects.builtin import ModuleOp, StringAttr
 from xdsl.passes import ModulePass
 
+from cain.backend.emit_c import emit_module
+from cain.backend.verify import verify_kernel
 from cain.diagnostics import CainError
-from cain.emit_c import emit_module
 
 C_TEXT = "scamp5.c_text"
 """The module attribute holding the emitted C."""
@@ -39,8 +39,8 @@ class EmitPass(ModulePass):
                 raise CainError(
                     f"emit: kernel @{kernel.sym_name.data} has no registers yet: run regalloc first"
                 )
-        if self.verify:
-            VerifyPass(images=1, size=32).apply(ctx, op)
+            if self.verify:
+                verify_kernel(kernel, images=1, size=32)
         op.attributes[C_TEXT] = StringAttr(emit_module(kernels))
 
 

@@ -1,19 +1,20 @@
-"""`expand-bus`: every macro of an allocated kernel becomes its exact bus micro-ops (cain.isa.expand)."""
+"""`expand-bus`: every macro of an allocated kernel becomes its exact bus micro-ops (cain.model.isa.expand)."""
 
 from __future__ import annotations
 
 from dataclasses import dataclass
 
-from cain.dialects.scamp5 import BusMicroOp, KernelOp, OutputOp, program_from_kernel
+from cain.dialects.scamp5 import BusMicroOp, KernelOp, OutputOp
 from xdsl.context import Context
-from xdsl.dialects.builtin import IntegerAttr, ModuleOp, StringAttr, i64
+from xdsl.dialects.builtin import ModuleOp, StringAttr
 from xdsl.ir import Block, Region
 from xdsl.passes import ModulePass
 from xdsl.rewriter import Rewriter
 
+from cain.backend.convert import program_from_kernel
+from cain.backend.sim import instr_micro_ops, instr_registers
 from cain.diagnostics import CainError
-from cain.isa import MACROS
-from cain.sim import instr_bus_ops, instr_registers
+from cain.model.isa import MACROS
 
 
 @dataclass(frozen=True)
@@ -30,18 +31,17 @@ class ExpandBusPass(ModulePass):
                 raise CainError(
                     f"expand-bus: kernel @{kernel.sym_name.data} has no registers yet: run regalloc first"
                 )
-            program, _ = program_from_kernel(kernel)
+            program = program_from_kernel(kernel)
             block = Block(arg_types=[a.type for a in kernel.block.args])
             for instr in program.instrs:
                 macro = MACROS[instr.macro]
                 call = macro.sdk_call(instr_registers(instr, macro, program.registers), instr.directions)
-                for k, bus in enumerate(instr_bus_ops(instr, program.registers)):
-                    micro = BusMicroOp.from_bus_op(bus)
+                for k, micro_op in enumerate(instr_micro_ops(instr, program.registers)):
+                    micro = BusMicroOp.of(micro_op)
                     if k == 0:
                         micro.attributes["macro"] = StringAttr(call)
                     block.add_op(micro)
             block.add_op(OutputOp())
-            new = KernelOp(kernel.info(), Region(block))
-            new.attributes["macros"] = IntegerAttr(program.macros, i64)
-            new.attributes["icws"] = IntegerAttr(program.icws, i64)
+            counts = {**kernel.counts, "macros": program.macros, "icws": program.icws}
+            new = KernelOp(kernel.filter, Region(block), counts)
             Rewriter.replace_op(kernel, new)

@@ -1,18 +1,19 @@
-"""`regalloc`: assign registers to every scamp5 kernel (cain.regalloc), then check the result."""
+"""`regalloc`: assign registers to every scamp5 kernel (cain.backend.regalloc), then check the result."""
 
 from __future__ import annotations
 
 from dataclasses import dataclass, replace
 
-from cain.dialects.scamp5 import KernelOp, build_kernel, program_from_kernel
+from cain.dialects.scamp5 import KernelOp
 from xdsl.context import Context
 from xdsl.dialects.builtin import ModuleOp
 from xdsl.passes import ModulePass
 from xdsl.rewriter import Rewriter
 
+from cain.backend.convert import kernel_from_program, program_from_kernel
+from cain.backend.regalloc import allocate
+from cain.backend.verify import verify_for_filter
 from cain.diagnostics import CainError
-from cain.regalloc import allocate
-from cain.verify import verify_program
 
 
 @dataclass(frozen=True)
@@ -33,8 +34,9 @@ class RegallocPass(ModulePass):
                 raise CainError(
                     f"regalloc: kernel @{kernel.sym_name.data} is already expanded to bus micro-ops"
                 )
-            program, info = program_from_kernel(kernel)
-            registers = list(self.registers) if self.registers else info.registers
-            allocated = allocate(program, registers)
-            verify_program(allocated, info.input_goals(), info.goals, info.depth, images=1, size=32)
-            Rewriter.replace_op(kernel, build_kernel(allocated, replace(info, registers=registers)))
+            filt = kernel.filter
+            if self.registers:
+                filt = replace(filt, registers=tuple(self.registers))
+            allocated = allocate(program_from_kernel(kernel), filt.registers)
+            verify_for_filter(allocated, filt, images=1, size=32)
+            Rewriter.replace_op(kernel, kernel_from_program(allocated, filt, kernel.counts))

@@ -5,11 +5,13 @@ from __future__ import annotations
 import sys
 from dataclasses import dataclass
 
+from cain.dialects.goal import FilterOp, filter_from_op
 from xdsl.context import Context
 from xdsl.dialects.builtin import ModuleOp
 from xdsl.passes import ModulePass
 from xdsl.rewriter import Rewriter
 
+from cain.backend.convert import kernel_from_program
 from cain.diagnostics import CainError
 from cain.search import SearchConfig, search
 
@@ -65,9 +67,6 @@ class SearchPass(ModulePass):
         )
 
     def apply(self, ctx: Context, op: ModuleOp) -> None:
-        from cain.dialects.goal import FilterOp, filter_from_op
-        from cain.dialects.scamp5 import kernel_from_program
-
         filters = [f for f in op.walk() if isinstance(f, FilterOp)]
         if not filters:
             raise CainError("search: the input holds no goal.filter (give a .cain file or goal IR)")

@@ -4,13 +4,13 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
-from cain.dialects.scamp5 import KernelOp, bus_ops_of, program_from_kernel
+from cain.dialects.scamp5 import KernelOp
 from xdsl.context import Context
 from xdsl.dialects.builtin import ModuleOp
 from xdsl.passes import ModulePass
 
+from cain.backend.verify import verify_kernel
 from cain.diagnostics import CainError
-from cain.verify import verify_bus, verify_program
 
 
 @dataclass(frozen=True)
@@ -30,21 +30,5 @@ class VerifyPass(ModulePass):
         kernels = [k for k in op.walk() if isinstance(k, KernelOp)]
         if not kernels:
             raise CainError("verify: the input holds no scamp5.kernel (run search first)")
-        options = {"images": self.images, "size": self.size, "seed": self.seed}
         for kernel in kernels:
-            info = kernel.info()
-            if kernel.is_bus_level:
-                verify_bus(
-                    info.name,
-                    bus_ops_of(kernel),
-                    info.input_registers,
-                    info.output_registers,
-                    info.input_goals(),
-                    info.goals,
-                    info.depth,
-                    macros=info.counts.get("macros"),
-                    **options,
-                )
-            else:
-                program, info = program_from_kernel(kernel)
-                verify_program(program, info.input_goals(), info.goals, info.depth, **options)
+            verify_kernel(kernel, images=self.images, size=self.size, seed=self.seed)

@@ -4,9 +4,9 @@ from __future__ import annotations
 
 from fractions import Fraction
 
-from cain.filter import Filter, Kernel
-from cain.goal import Goal
-from cain.program import Instr, Program
+from cain.model.filter import Filter, Kernel
+from cain.model.goal import Goal
+from cain.model.program import Instr, Program
 
 GAUSS3 = [[1, 2, 1], [2, 4, 2], [1, 2, 1]]
 GAUSS3_GOAL = Goal.from_matrices([GAUSS3])

@@ -5,8 +5,8 @@ from random import Random
 
 import pytest
 
-from cain.approx import ApproximationError, approximate, approximate_kernel, round_half_away
-from cain.goal import Goal, exact_weights
+from cain.model.approx import ApproximationError, approximate, approximate_kernel, round_half_away
+from cain.model.goal import Goal, exact_weights
 
 
 def test_round_half_away_from_zero():

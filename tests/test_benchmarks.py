@@ -17,8 +17,8 @@ if str(ROOT) not in sys.path:
     sys.path.insert(0, str(ROOT))
 
 from benchmarks import common, heuristic, scaling, simultaneous, table1
-from cain.goal import Goal
-from cain.program import Instr, Program
+from cain.model.goal import Goal
+from cain.model.program import Instr, Program
 
 # -- settings -------------------------------------------------------------------------------------------------
 
@@ -194,7 +194,7 @@ def _box_program(direction: str) -> Program:
 
 
 def test_a_program_that_computes_the_kernel_is_counted():
-    pytest.importorskip("cain.verify")
+    pytest.importorskip("cain.backend.verify")
     f = _box_filter()
     good = _box_program("east")
     assert good.output_goals(f.initial_goals()) == f.final_goals()
@@ -203,7 +203,7 @@ def test_a_program_that_computes_the_kernel_is_counted():
 
 
 def test_a_wrong_program_is_a_failure_not_a_data_point():
-    pytest.importorskip("cain.verify")
+    pytest.importorskip("cain.backend.verify")
     f = _box_filter()
     wrong = _box_program("west")
     assert wrong.output_goals(f.initial_goals()) != f.final_goals()
@@ -216,16 +216,7 @@ def test_a_wrong_program_is_a_failure_not_a_data_point():
 # -- each experiment end to end, real search on tiny budgets -------------------------------------------------------
 
 
-def _search_available():
-    try:
-        from cain.search import SearchConfig, search  # noqa: F401
-        from cain.verify import verify_for_filter  # noqa: F401
-    except ImportError as exc:
-        pytest.skip(f"search or verifier not available yet: {exc}")
-
-
 def test_run_search_gives_a_verified_plan():
-    _search_available()
     f = common.filter_from_numerators("one", [[[0, 0, 0], [0, 8, 8], [0, 0, 0]]])
     run = common.run_search(f, budget=common.Budget(nodes=300), seed=0)
     assert run.status == "verified", run.error
@@ -235,7 +226,6 @@ def test_run_search_gives_a_verified_plan():
 
 
 def test_heuristic_experiment(tmp_path):
-    _search_available()
     assert heuristic.main(["--samples", "2", "--budget", "80", "--out", str(tmp_path), "--quiet"]) == 0
     record = json.loads((tmp_path / "results.json").read_text())
     assert set(record["runs"]) == {"scamp5", "random"}
@@ -248,7 +238,6 @@ def test_heuristic_experiment(tmp_path):
 
 
 def test_scaling_experiment(tmp_path):
-    _search_available()
     assert scaling.main(["--samples", "1", "--max-kernels", "2", "--budget", "60", "--out", str(tmp_path),
                          "--quiet", "--no-plot"]) == 0
     record = json.loads((tmp_path / "results.json").read_text())
@@ -259,7 +248,6 @@ def test_scaling_experiment(tmp_path):
 
 
 def test_simultaneous_experiment(tmp_path):
-    _search_available()
     assert simultaneous.main(["--samples", "1", "--max-kernels", "2", "--budget", "40", "--out", str(tmp_path),
                               "--quiet", "--no-plot"]) == 0
     points = json.loads((tmp_path / "results.json").read_text())["points"]
@@ -271,8 +259,7 @@ def test_simultaneous_experiment(tmp_path):
 
 
 def test_table1_row(tmp_path):
-    _search_available()
-    pytest.importorskip("cain.frontend")
+    pytest.importorskip("cain.frontend.kernel")
     if not (table1.EXAMPLES / "gauss3x3.cain").exists():
         pytest.skip("examples/gauss3x3.cain not written yet")
     assert table1.main(["--filters", "gauss3x3", "--sets", "all", "--budget", "500", "--workers", "1",

@@ -7,7 +7,6 @@ from pathlib import Path
 
 import numpy as np
 import pytest
-from cain.dialects.scamp5 import KernelInfo, build_kernel
 from cain.passes.emit import EmitPass, emitted_text
 from cain.passes.expand_bus import ExpandBusPass
 from cain.passes.regalloc import RegallocPass
@@ -15,10 +14,12 @@ from handwritten import gauss3_all, gauss3_basic, gauss3_filter
 from xdsl.context import Context
 from xdsl.dialects.builtin import ModuleOp
 
-from cain.emit_c import c_identifier
-from cain.goal import Goal
-from cain.program import Instr, Program
-from cain.sim import correlate, random_images, reach
+from cain.backend.convert import kernel_from_program
+from cain.backend.emit_c import c_identifier
+from cain.backend.sim import correlate, random_images, reach
+from cain.model.filter import Filter
+from cain.model.goal import Goal
+from cain.model.program import Instr, Program
 
 C_DIR = Path(__file__).parent / "c"
 SIZE = 24
@@ -56,21 +57,10 @@ def every_macro() -> tuple[Program, list[Goal]]:
     return p, inputs
 
 
-def info_for(program: Program, goals: list[Goal], depth: int, channels: int) -> KernelInfo:
-    return KernelInfo(
-        name=program.name,
-        input_channels=[f"in{z}" for z in range(channels)],
-        input_registers=[r for _, r in program.inputs],
-        output_names=[f"out{k}" for k in range(len(goals))],
-        output_registers=[r for _, r in program.outputs],
-        goals=goals,
-        errors=[0] * len(goals),
-        weights=[
-            tuple(tuple(tuple(0 for _ in row) for row in m) for m in g.matrices(channels)) for g in goals
-        ],
-        depth=depth,
-        registers=["A", "B", "C", "D", "E", "F"],
-    )
+def filter_for(program: Program, goals: list[Goal], depth: int) -> Filter:
+    """A filter computing `goals` exactly in the registers `program` uses."""
+    inputs, outputs = [r for _, r in program.inputs], [r for _, r in program.outputs]
+    return Filter.of_goals(program.name, goals, depth, inputs, outputs)
 
 
 def compile_and_run(
@@ -110,7 +100,7 @@ def compile_and_run(
 def test_gaussian_runs_as_c(level, program, filter_register, tmp_path):
     f = gauss3_filter(filter_register)
     p = program()
-    module = ModuleOp([build_kernel(p, KernelInfo.from_filter(f))])
+    module = ModuleOp([kernel_from_program(p, f)])
     RegallocPass().apply(Context(), module)
     if level == "bus":
         ExpandBusPass().apply(Context(), module)
@@ -128,7 +118,7 @@ def test_gaussian_runs_as_c(level, program, filter_register, tmp_path):
 def test_every_macro_runs_as_c(tmp_path):
     p, inputs = every_macro()
     goals = p.output_goals(inputs)
-    module = ModuleOp([build_kernel(p, info_for(p, goals, 2, 2))])
+    module = ModuleOp([kernel_from_program(p, filter_for(p, goals, 2))])
     RegallocPass().apply(Context(), module)
     EmitPass().apply(Context(), module)
     text = emitted_text(module)
@@ -146,7 +136,7 @@ def test_header_prints_no_scale_at_depth_0():
     p = Program("copy", [(0, "A")], [Instr("mov", (1,), (0,))], [(1, "B")])
     one = Goal.identity(1)
     for depth, head in ((0, " * out0 ="), (2, " * out0 = 1/4 x")):
-        module = ModuleOp([build_kernel(p, info_for(p, [one.scaled(2**depth)], depth, 1))])
+        module = ModuleOp([kernel_from_program(p, filter_for(p, [one.scaled(2**depth)], depth))])
         RegallocPass().apply(Context(), module)
         EmitPass().apply(Context(), module)
         lines = emitted_text(module).splitlines()

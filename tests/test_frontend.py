@@ -9,8 +9,8 @@ import pytest
 from xdsl.dialects.builtin import ModuleOp
 
 from cain.diagnostics import CainError
-from cain.frontend import lower_source, parse_filter
-from cain.goal import Goal
+from cain.frontend.kernel import lower_source, parse_filter
+from cain.model.goal import Goal
 
 EXAMPLES = Path(__file__).parent.parent / "examples"
 

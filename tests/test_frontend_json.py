@@ -9,11 +9,12 @@ from random import Random
 
 import pytest
 
-from cain import frontend, frontend_json
 from cain.cli import main
 from cain.diagnostics import CainError
-from cain.filter import Filter
-from cain.goal import Goal
+from cain.frontend import java_json
+from cain.frontend import kernel as kernel_language
+from cain.model.filter import Filter
+from cain.model.goal import Goal
 
 EXAMPLES = Path(__file__).parent.parent / "examples"
 JSON_EXAMPLES = EXAMPLES / "json"
@@ -36,7 +37,7 @@ def config(**changes) -> str:
 
 
 def parse(text: str, overrides=None) -> Filter:
-    return frontend_json.parse_filter(text, "t.json", overrides)
+    return java_json.parse_filter(text, "t.json", overrides)
 
 
 def error_of(text: str, overrides=None) -> CainError:
@@ -68,8 +69,8 @@ def renamed(json_filter: Filter, cain_filter: Filter) -> Filter:
 @pytest.mark.parametrize("name", ["analognet2", "gauss3x3", "gauss5x5_3x3", "sobel", "rgb_luma_edge"])
 def test_json_and_cain_examples_give_equal_filters(name):
     path = JSON_EXAMPLES / f"{name}.json"
-    from_json = frontend_json.parse_filter(path.read_text(), str(path))
-    from_cain = frontend.parse_filter((EXAMPLES / f"{name}.cain").read_text(), f"{name}.cain")
+    from_json = java_json.parse_filter(path.read_text(), str(path))
+    from_cain = kernel_language.parse_filter((EXAMPLES / f"{name}.cain").read_text(), f"{name}.cain")
     assert renamed(from_json, from_cain) == from_cain
 
 
@@ -77,7 +78,7 @@ def test_every_json_example_parses_and_lowers():
     paths = sorted(JSON_EXAMPLES.glob("*.json"))
     assert len(paths) >= 4
     for path in paths:
-        module = frontend_json.lower_source(path.read_text(), str(path))
+        module = java_json.lower_source(path.read_text(), str(path))
         module.verify()
 
 
@@ -147,7 +148,7 @@ def test_overrides_replace_the_files_settings():
 
 def test_defaults_and_name():
     text = config(name=None, maxApproximationDepth=None, maxApproximationError=None, availableRegisters=None)
-    f = frontend_json.parse_filter(text, "dir/my filter.json")
+    f = java_json.parse_filter(text, "dir/my filter.json")
     assert f.name == "my_filter" and f.depth == 4
     assert f.registers == ("A", "B", "C", "D", "E", "F") and f.instruction_set == "all"
     assert parse(config(name="Multiple Sobel")).name == "Multiple_Sobel"
@@ -306,7 +307,7 @@ def test_mangled_configs_only_give_located_errors():
                 text[i] = rng.choice(alphabet)
         mangled = "".join(text)
         try:
-            frontend_json.parse_filter(mangled, "m.json")
+            java_json.parse_filter(mangled, "m.json")
         except CainError as e:
             assert e.location is not None and 1 <= e.location.line <= mangled.count("\n") + 1, (mangled, e)
 
@@ -330,8 +331,8 @@ def test_language_doc_json_section_is_real(capsys, monkeypatch):
     doc = (root / "docs" / "language.md").read_text()
     section = doc[doc.index("## JSON filter configs") :]
     (example,) = re.findall(r"```json\n(.*?)```", section, flags=re.DOTALL)
-    f = frontend_json.parse_filter(example, "doc.json")
-    sobel = frontend.parse_filter((EXAMPLES / "sobel.cain").read_text(), "sobel.cain")
+    f = java_json.parse_filter(example, "doc.json")
+    sobel = kernel_language.parse_filter((EXAMPLES / "sobel.cain").read_text(), "sobel.cain")
     assert f.name == "sobel" and [k.register for k in f.kernels] == ["B", "C"]
     assert f.final_goals() == sobel.final_goals()
     (shell,) = re.findall(r"```sh\n(.*?)```", section, flags=re.DOTALL)

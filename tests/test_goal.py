@@ -1,6 +1,6 @@
 """The goal representation: canonical form, arithmetic, translation and matrices."""
 
-from cain.goal import Goal
+from cain.model.goal import Goal
 
 GAUSS = [[1, 2, 1], [2, 4, 2], [1, 2, 1]]
 

@@ -23,9 +23,9 @@ from xdsl.parser import Parser
 from xdsl.printer import Printer
 from xdsl.utils.exceptions import VerifyException
 
-from cain.filter import Filter, Kernel
-from cain.frontend import parse_filter
-from cain.goal import Goal
+from cain.frontend.kernel import parse_filter
+from cain.model.filter import Filter, Kernel
+from cain.model.goal import Goal
 
 EXAMPLES = Path(__file__).parent.parent / "examples"
 
@@ -73,7 +73,7 @@ def test_filter_round_trip_keeps_everything():
         registers=("A", "B", "C"),
         instruction_set="basic",
     )
-    from cain.approx import approximate_kernel
+    from cain.model.approx import approximate_kernel
 
     goal, error = approximate_kernel(f.kernels[0].weights, f.depth)
     f = replace(f, kernels=(replace(f.kernels[0], goal=goal, error=error),))

@@ -5,9 +5,9 @@ import random
 
 import pytest
 
-from cain.goal import Goal
-from cain.isa import DIRECTIONS, INSTRUCTION_SETS, MACROS, expand, instruction_set
-from cain.sim import GOAL_ALGEBRA, SimulationError, run_bus
+from cain.backend.sim import GOAL_ALGEBRA, SimulationError, run_bus
+from cain.model.goal import Goal
+from cain.model.isa import DIRECTIONS, INSTRUCTION_SETS, MACROS, expand, instruction_set
 
 # reference/scamp5.md section 4: the constraints column (all other pairs may share a register)
 CONSTRAINTS = {

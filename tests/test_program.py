@@ -3,8 +3,8 @@
 import pytest
 from handwritten import GAUSS3_GOAL, gauss3_basic
 
-from cain.goal import Goal
-from cain.program import Instr, Program
+from cain.model.goal import Goal
+from cain.model.program import Instr, Program
 
 
 def test_gaussian_program_computes_the_kernel():

@@ -7,11 +7,11 @@ from fractions import Fraction
 import pytest
 from handwritten import GAUSS3_GOAL, gauss3_all, gauss3_basic
 
-from cain.goal import Goal
-from cain.isa import DIRECTIONS, MACROS
-from cain.program import Instr, Program
-from cain.regalloc import RegisterAllocationError, allocate
-from cain.verify import verify_program
+from cain.backend.regalloc import RegisterAllocationError, allocate
+from cain.backend.verify import verify_program
+from cain.model.goal import Goal
+from cain.model.isa import DIRECTIONS, MACROS
+from cain.model.program import Instr, Program
 
 
 def regs_of(p: Program, instr: Instr) -> tuple[list[str], list[str]]:

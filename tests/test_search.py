@@ -7,16 +7,15 @@ from pathlib import Path
 
 import pytest
 
+from cain.backend.verify import verify_program
 from cain.diagnostics import CainError
-from cain.frontend import parse_filter
-from cain.goal import Goal
-from cain.isa import MACROS
-from cain.search import SearchConfig, search
-from cain.search import goals as G
+from cain.frontend.kernel import parse_filter
+from cain.model.goal import Goal
+from cain.model.isa import MACROS
+from cain.search import SearchConfig, atoms, search
+from cain.search.kernel_by_kernel import kernel_order
 from cain.search.plan import direct_solution
-from cain.search.separate import kernel_order
 from cain.search.space import Space
-from cain.verify import verify_program
 
 EXAMPLES = Path(__file__).parent.parent / "examples"
 
@@ -44,11 +43,11 @@ L3 = goal([0, 0, 0], [0, 0, 0], [0, -3, 0])
 
 
 def analognet2_space() -> Space:
-    return Space("all", depth=2, registers=6, inputs=[G.from_goal(Goal.identity(4))])
+    return Space("all", depth=2, registers=6, inputs=[atoms.from_goal(Goal.identity(4))])
 
 
 def formula(goals: list[Goal], depth: int) -> float:
-    """The heuristic as documented, computed independently on `cain.goal.Goal`s."""
+    """The heuristic as documented, computed independently on `cain.model.goal.Goal`s."""
 
     def inside(small: Goal, big: Goal) -> bool:
         b = big.as_dict()
@@ -74,9 +73,9 @@ def formula(goals: list[Goal], depth: int) -> float:
 
 def test_equation_9_pair_is_generated_with_its_child_bag():
     space = analognet2_space()
-    bag = space.bag(G.from_goal(k) for k in (K1, K2, K3))
-    k3 = space.intern(G.from_goal(K3))
-    lowers = {space.intern(G.from_goal(g)) for g in (L1, L2, L3)}
+    bag = space.bag(atoms.from_goal(k) for k in (K1, K2, K3))
+    k3 = space.intern(atoms.from_goal(K3))
+    lowers = {space.intern(atoms.from_goal(g)) for g in (L1, L2, L3)}
     found = [
         (h, pair, child)
         for h, pair, child in space.pairs(bag)
@@ -85,25 +84,25 @@ def test_equation_9_pair_is_generated_with_its_child_bag():
     assert found, "the paper's first step (equation 9) is not among the generated pairs"
     h, _, child = found[0]
     assert len(child) == 5
-    assert sorted(space.goal_of[g] for g in child) == sorted(G.from_goal(g) for g in (K1, K2, L1, L2, L3))
+    assert sorted(space.goal_of[g] for g in child) == sorted(atoms.from_goal(g) for g in (K1, K2, L1, L2, L3))
     assert h == space.cost(child)
 
 
 def test_heuristic_follows_its_formula_on_equation_9():
     space = analognet2_space()
     child_goals = [K1, K2, L1, L2, L3]
-    child = space.bag(G.from_goal(g) for g in child_goals)
+    child = space.bag(atoms.from_goal(g) for g in child_goals)
     assert space.cost(child) == pytest.approx(formula(child_goals, 2))
     # L2 and L3 are one pattern (a single position: no repetition term); L1 is new
     root = [K1, K2, K3]
-    assert space.cost(space.bag(G.from_goal(g) for g in root)) == pytest.approx(formula(root, 2))
+    assert space.cost(space.bag(atoms.from_goal(g) for g in root)) == pytest.approx(formula(root, 2))
 
 
 def test_heuristic_prefers_a_repeated_pattern():
     """Splitting a goal into two translated copies of one half beats an uneven split."""
-    space = Space("all", depth=2, registers=6, inputs=[G.from_goal(Goal.identity(4))])
-    even = space.bag(G.from_goal(g) for g in (goal([1, 1, 0]), goal([0, 1, 1])))
-    uneven = space.bag(G.from_goal(g) for g in (goal([1, 0, 0]), goal([0, 2, 1])))
+    space = Space("all", depth=2, registers=6, inputs=[atoms.from_goal(Goal.identity(4))])
+    even = space.bag(atoms.from_goal(g) for g in (goal([1, 1, 0]), goal([0, 1, 1])))
+    uneven = space.bag(atoms.from_goal(g) for g in (goal([1, 0, 0]), goal([0, 2, 1])))
     assert space.cost(even) < space.cost(uneven)
 
 
@@ -111,10 +110,10 @@ def test_pairs_that_eliminate_a_goal_come_first():
     """A goal one instruction away from goals already in the bag (here a moved copy of another goal) is
     removed before any pair that splits a goal, although the heuristic alone prefers splitting the big
     Gaussian (hundreds of pairs would come first)."""
-    space = Space("all", depth=6, registers=6, inputs=[G.from_goal(Goal.identity(64))])
+    space = Space("all", depth=6, registers=6, inputs=[atoms.from_goal(Goal.identity(64))])
     gauss = goal([4, 8, 4], [8, 16, 8], [4, 8, 4])
     w = goal([0, 1, 2, 1], [1, 3, 3, 1], [2, 3, 1, 0], [1, 1, 0, 0])
-    bag = space.bag(G.from_goal(x) for x in (gauss, w, w.shifted((1, 1))))
+    bag = space.bag(atoms.from_goal(x) for x in (gauss, w, w.shifted((1, 1))))
     pairs = space.pairs(bag)
     eliminating = [i for i, (_, _, child) in enumerate(pairs) if len(child) < len(bag)]
     assert eliminating == [0, 1]  # either copy of w made from the other by one mov2x
@@ -126,32 +125,32 @@ def test_pairs_that_split_a_goal_into_copies_of_another_come_next():
     """The 5x5 Gaussian's inner part W is two moved quarters of the 3x3 Gaussian G: splitting W into them
     (each made from G by two divisions and a move) is tried before any split into new goals, and the
     quarter is then taken nearer G (a division or a move towards it) before anything else."""
-    space = Space("all", depth=6, registers=6, inputs=[G.from_goal(Goal.identity(64))])
+    space = Space("all", depth=6, registers=6, inputs=[atoms.from_goal(Goal.identity(64))])
     g = goal([4, 8, 4], [8, 16, 8], [4, 8, 4])
     quarter = goal([1, 2, 1], [2, 4, 2], [1, 2, 1])
     w = quarter.shifted((0, 1)) + quarter.shifted((1, 0))
-    bag = space.bag(G.from_goal(x) for x in (g, w))
+    bag = space.bag(atoms.from_goal(x) for x in (g, w))
     top = space.pairs(bag)[0]
-    assert top[1][2] == space.intern(G.from_goal(w))
-    lowers = [G.to_goal(space.goal_of[lo]) for lo in top[1][3]]
+    assert top[1][2] == space.intern(atoms.from_goal(w))
+    lowers = [atoms.to_goal(space.goal_of[lo]) for lo in top[1][3]]
     assert all(lo.total == 16 and any(lo == quarter.shifted((x, y)) for x in range(-3, 4) for y in range(-3, 4))
                for lo in lowers)
     copy = next(lo for lo in top[1][3] if lo not in bag)
-    step = space.pairs(space.bag([G.from_goal(g), space.goal_of[copy]]))[0]
+    step = space.pairs(space.bag([atoms.from_goal(g), space.goal_of[copy]]))[0]
     assert step[1][2] == copy and step[1][0] in ("div", "movx", "mov2x")
 
 
 def test_pairs_respect_the_register_count():
-    space = Space("all", depth=2, registers=3, inputs=[G.from_goal(Goal.identity(4))])
-    bag = space.bag(G.from_goal(k) for k in (K1, K2, K3))
+    space = Space("all", depth=2, registers=3, inputs=[atoms.from_goal(Goal.identity(4))])
+    bag = space.bag(atoms.from_goal(k) for k in (K1, K2, K3))
     for _, (macro, _, _, _), child in space.pairs(bag):
         assert len(child) <= 3
         assert macro != "div" or len(child) <= 1  # div needs a scratch register and its own result
 
 
 def test_basic_pairs_use_only_basic_macros():
-    space = Space("basic", depth=2, registers=6, inputs=[G.from_goal(Goal.identity(4))])
-    bag = space.bag(G.from_goal(k) for k in (K1, K2, K3))
+    space = Space("basic", depth=2, registers=6, inputs=[atoms.from_goal(Goal.identity(4))])
+    bag = space.bag(atoms.from_goal(k) for k in (K1, K2, K3))
     used = {pair[0] for _, pair, _ in space.pairs(bag)}
     assert used and used <= {"add", "sub", "neg", "movx", "mov", "divq", "res"}
 
@@ -161,9 +160,9 @@ def test_basic_pairs_use_only_basic_macros():
 
 def test_direct_solver_builds_a_division_chain_and_moves():
     f = kernel_filter("1/4 [0 1 0; 2 0 0; 0 0 0]")
-    space = Space("all", depth=2, registers=6, inputs=[G.from_goal(g) for g in f.initial_goals()])
-    quarter_north = G.from_goal(goal([0, 1, 0], [0, 0, 0], [0, 0, 0]))
-    half_west = G.from_goal(goal([0, 0, 0], [2, 0, 0], [0, 0, 0]))
+    space = Space("all", depth=2, registers=6, inputs=[atoms.from_goal(g) for g in f.initial_goals()])
+    quarter_north = atoms.from_goal(goal([0, 1, 0], [0, 0, 0], [0, 0, 0]))
+    half_west = atoms.from_goal(goal([0, 0, 0], [2, 0, 0], [0, 0, 0]))
     bag = space.bag([quarter_north, half_west])
     steps = direct_solution(space, bag)
     assert steps is not None
@@ -171,8 +170,8 @@ def test_direct_solver_builds_a_division_chain_and_moves():
     # each step computes its upper from its lowers, and undoing them all leaves the input alone
     current = list(bag)
     for macro, dirs, upper, lowers in steps:
-        operands = tuple(G.to_goal(space.goal_of[lo]) for lo in lowers)
-        assert MACROS[macro].apply(operands, dirs) == G.to_goal(space.goal_of[upper])
+        operands = tuple(atoms.to_goal(space.goal_of[lo]) for lo in lowers)
+        assert MACROS[macro].apply(operands, dirs) == atoms.to_goal(space.goal_of[upper])
         current.remove(upper)
         current.extend(lo for lo in lowers if lo not in current)
     assert current == list(space.inputs)
@@ -187,8 +186,8 @@ def test_one_kernel_in_two_registers_is_copied_after_it_is_made():
 
 def test_direct_solver_refuses_a_goal_two_steps_away():
     f = kernel_filter("[1 1 0]")
-    space = Space("all", depth=0, registers=6, inputs=[G.from_goal(g) for g in f.initial_goals()])
-    assert direct_solution(space, space.bag([G.from_goal(goal([1, 1, 0]))])) is None
+    space = Space("all", depth=0, registers=6, inputs=[atoms.from_goal(g) for g in f.initial_goals()])
+    assert direct_solution(space, space.bag([atoms.from_goal(goal([1, 1, 0]))])) is None
 
 
 # -- whole searches ---------------------------------------------------------------------------

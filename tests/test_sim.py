@@ -2,13 +2,15 @@
 
 import numpy as np
 import pytest
-from handwritten import GAUSS3_GOAL, gauss3_basic
+from cain.dialects.scamp5 import KernelOp
+from cain.passes.expand_bus import ExpandBusPass
+from handwritten import GAUSS3_GOAL, gauss3_basic, gauss3_filter
+from xdsl.context import Context
+from xdsl.dialects.builtin import ModuleOp
 
-from cain.goal import Goal
-from cain.isa import MACROS, BusOp, expand
-from cain.program import Instr, Program
-from cain.regalloc import allocate
-from cain.sim import (
+from cain.backend.convert import kernel_from_program, simulate_kernel
+from cain.backend.regalloc import allocate
+from cain.backend.sim import (
     GOAL_ALGEBRA,
     Noise,
     SimulationError,
@@ -20,8 +22,10 @@ from cain.sim import (
     run_bus,
     shift,
     simulate,
-    simulate_kernel,
 )
+from cain.model.goal import Goal
+from cain.model.isa import MACROS, MicroOp, expand
+from cain.model.program import Instr, Program
 
 
 def test_shift_reads_the_neighbour_and_zero_beyond_the_edge():
@@ -36,12 +40,12 @@ def test_shift_reads_the_neighbour_and_zero_beyond_the_edge():
 def test_bus_reads_all_sources_before_writing():
     state = {"A": np.full((4, 4), 3.0), "B": np.full((4, 4), 5.0), "NEWS": np.zeros((4, 4))}
     run_bus(
-        [BusOp("bus", ("NEWS",), ("A", "B")), BusOp("bus2", ("A", "B"), ("NEWS",))],
+        [MicroOp("bus", ("NEWS",), ("A", "B")), MicroOp("bus2", ("A", "B"), ("NEWS",))],
         state,
         numeric_algebra((4, 4)),
     )
     assert (state["NEWS"] == -8).all() and (state["A"] == 4).all() and (state["B"] == 4).all()
-    run_bus([BusOp("bus", ("A",))], state, numeric_algebra((4, 4)))
+    run_bus([MicroOp("bus", ("A",))], state, numeric_algebra((4, 4)))
     assert (state["A"] == 0).all()
 
 
@@ -49,20 +53,20 @@ def test_neighbour_news_write_and_read():
     """bus(XW, A) writes the west neighbour's NEWS, so NEWS then holds A taken from the east."""
     a = np.arange(16.0).reshape(4, 4)
     state = {"A": a, "NEWS": np.zeros((4, 4))}
-    run_bus([BusOp("bus", ("XW",), ("A",))], state, numeric_algebra((4, 4)))
+    run_bus([MicroOp("bus", ("XW",), ("A",))], state, numeric_algebra((4, 4)))
     assert np.array_equal(state["NEWS"], -shift(a, (1, 0)))
-    run_bus([BusOp("bus", ("B",), ("XN",))], state, numeric_algebra((4, 4)))
+    run_bus([MicroOp("bus", ("B",), ("XN",))], state, numeric_algebra((4, 4)))
     assert np.array_equal(state["B"], shift(shift(a, (1, 0)), (0, 1)))
 
 
 @pytest.mark.parametrize(
     "op, message",
     [
-        (BusOp("bus", ("A",), ("B", "B")), "at most once"),
-        (BusOp("bus", ("A",), ("A",)), "never also a source"),
-        (BusOp("bus2", ("A", "B"), ("C", "D", "E")), "at most 2"),
-        (BusOp("bus", ("A", "B"), ()), "exactly 1"),
-        (BusOp("bus4", ("A",), ()), "unknown micro-op"),
+        (MicroOp("bus", ("A",), ("B", "B")), "at most once"),
+        (MicroOp("bus", ("A",), ("A",)), "never also a source"),
+        (MicroOp("bus2", ("A", "B"), ("C", "D", "E")), "at most 2"),
+        (MicroOp("bus", ("A", "B"), ()), "exactly 1"),
+        (MicroOp("bus4", ("A",), ()), "unknown micro-op"),
     ],
 )
 def test_illegal_micro_ops_are_refused(op, message):
@@ -109,12 +113,6 @@ def test_noise_model_perturbs_each_transfer_and_more_on_divisions():
 
 
 def test_kernel_ops_simulate_alike_at_macro_and_bus_level():
-    from cain.dialects.scamp5 import KernelOp, kernel_from_program
-    from cain.passes.expand_bus import ExpandBusPass
-    from handwritten import gauss3_filter
-    from xdsl.context import Context
-    from xdsl.dialects.builtin import ModuleOp
-
     program = allocate(gauss3_basic())
     images = random_images(1, 2, 32, seed=4)
     module = ModuleOp([kernel_from_program(program, gauss3_filter())])

@@ -3,11 +3,12 @@
 import pytest
 from handwritten import GAUSS3_GOAL, gauss3_all, gauss3_basic, gauss3_filter
 
-from cain.goal import Goal
-from cain.isa import BusOp
-from cain.program import Instr, Program
-from cain.regalloc import allocate
-from cain.verify import VerificationError, verify_bus, verify_for_filter, verify_program
+from cain.backend.regalloc import allocate
+from cain.backend.verify import VerificationError, verify_bus, verify_for_filter, verify_program
+from cain.model.filter import Filter
+from cain.model.goal import Goal
+from cain.model.isa import MicroOp
+from cain.model.program import Instr, Program
 
 ONE = Goal.identity(1)
 NORTH = ONE.shifted((0, 1))
@@ -83,18 +84,22 @@ def test_wrong_number_of_outputs():
 
 def test_bus_programs():
     # movx(B, A, north) as micro-ops, then a wrong one
-    good = [BusOp("bus", ("XS",), ("A",)), BusOp("bus", ("B",), ("NEWS",))]
-    assert verify_bus("m", good, ["A"], ["B"], [ONE], [NORTH], 0).ok
+    good = [MicroOp("bus", ("XS",), ("A",)), MicroOp("bus", ("B",), ("NEWS",))]
+
+    def moved(goal: Goal) -> Filter:
+        return Filter.of_goals("m", [goal], 0, inputs=["A"], outputs=["B"])
+
+    assert verify_bus(good, moved(NORTH)).ok
     with pytest.raises(VerificationError, match="holds"):
-        verify_bus("m", good, ["A"], ["B"], [ONE], [ONE.shifted((0, -1))], 0)
+        verify_bus(good, moved(ONE.shifted((0, -1))))
     with pytest.raises(VerificationError, match="at most once"):
-        verify_bus("m", [BusOp("bus", ("B",), ("A", "A"))], ["A"], ["B"], [ONE], [ONE.scaled(-2)], 0)
+        verify_bus([MicroOp("bus", ("B",), ("A", "A"))], moved(ONE.scaled(-2)))
 
 
 def test_numeric_comparison_ignores_the_edges_only():
     import numpy as np
 
-    from cain.verify import VerificationReport, _compare_numeric
+    from cain.backend.verify import VerificationReport, _compare_numeric
 
     expected = np.zeros((1, 8, 8))
     edge = expected.copy()

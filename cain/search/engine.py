@@ -12,13 +12,15 @@ import time
 from collections import deque
 from dataclasses import dataclass, field, replace
 
+from cain.backend.regalloc import allocate
+from cain.backend.verify import verify_program
 from cain.diagnostics import CainError
-from cain.filter import Filter
-from cain.isa import MACROS
-from cain.program import Program
-from cain.search import goals as G
+from cain.model.filter import Filter
+from cain.model.isa import MACROS
+from cain.model.program import Program
+from cain.search import atoms
+from cain.search.kernel_by_kernel import kernel_by_kernel
 from cain.search.plan import direct_solution, to_program
-from cain.search.separate import kernel_by_kernel
 from cain.search.space import Pair, Space
 
 TRAVERSALS = ("cgds", "dfs", "bfs", "best-first")
@@ -70,7 +72,7 @@ class SearchConfig:
     frontier_keep: int = 3
     kernel_by_kernel: float = 0.1
     """For a filter of several kernels: when the simultaneous search ends without a plan, this share of its
-    budget again goes to compiling the kernels one at a time (`cain.search.separate`) for a plan to return.
+    budget again goes to compiling the kernels one at a time (`cain.search.kernel_by_kernel`) for a plan to return.
     0: never."""
 
 
@@ -138,24 +140,10 @@ def _check(filt: Filter, cfg: SearchConfig) -> tuple[str, ...]:
 def _finish(program: Program, filt: Filter, names: tuple[str, ...]) -> Program | None:
     """The plan register-allocated and verified, or None when allocation fails."""
     try:
-        from cain.regalloc import allocate
-    except ImportError:
-        allocate = None
-    if allocate is not None:
-        try:
-            program = allocate(program, names)
-        except CainError:
-            return None
-    try:
-        from cain.verify import verify_program
-    except ImportError:
-        verify_program = None
-    inputs = filt.initial_goals()
-    outputs = filt.final_goals()
-    if verify_program is not None:
-        verify_program(program, inputs, outputs, filt.depth)
-    elif program.output_goals(inputs) != outputs:
-        raise AssertionError(f"search produced a wrong program for {filt.name}")
+        program = allocate(program, names)
+    except CainError:
+        return None
+    verify_program(program, filt.initial_goals(), filt.final_goals(), filt.depth)
     return program
 
 
@@ -188,7 +176,7 @@ class Worker:
             cfg.instruction_set,
             filt.depth,
             len(names),
-            [G.from_goal(g) for g in filt.initial_goals()],
+            [atoms.from_goal(g) for g in filt.initial_goals()],
             exhaustive_atoms=cfg.exhaustive_atoms + (0, -1, 1, 0)[variant],
             heuristic=cfg.heuristic,
             seed=cfg.seed * 1000 + index,
@@ -199,8 +187,8 @@ class Worker:
         )
         self.branch = cfg.branch + (0, -8, 8, 0)[variant]
         self.icws_cost = cfg.cost == "icws"
-        self.root = self.space.bag(G.from_goal(g) for g in filt.final_goals())
-        self.initial = self.space.bag(G.from_goal(g) for g in filt.initial_goals())
+        self.root = self.space.bag(atoms.from_goal(g) for g in filt.final_goals())
+        self.initial = self.space.bag(atoms.from_goal(g) for g in filt.initial_goals())
         self.best_cost = 1 << 30
         self.best: Program | None = None
         self.best_plan: Program | None = None

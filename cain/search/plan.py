@@ -6,9 +6,9 @@ runs them backwards, each pair's upper goal becoming a new SSA value computed fr
 
 from __future__ import annotations
 
-from cain.filter import Filter
-from cain.isa import MACROS
-from cain.program import Instr, Program
+from cain.model.filter import Filter
+from cain.model.isa import MACROS
+from cain.model.program import Instr, Program
 from cain.search.space import Pair, Space
 
 

@@ -2,7 +2,7 @@
 
 A `Space` holds everything one search learns about goals: an id per distinct goal with its statistics,
 the candidate splits of each goal (memoised, since the same goal turns up in many goal-bags), and the
-instruction forms of the chosen instruction set, derived from `cain.isa` (`Macro.terms`, `directions`,
+instruction forms of the chosen instruction set, derived from `cain.model.isa` (`Macro.terms`, `directions`,
 `scale`, `scratch`, `distinct_roles`). A goal-bag is a sorted tuple of goal ids.
 
 A pair is `(macro, directions, upper, lowers)`: the upper goal is computed by `macro` from the lowers
@@ -16,9 +16,9 @@ import itertools
 import random
 from dataclasses import dataclass
 
-from cain.isa import DIRECTIONS, Macro, instruction_set, offset_of
-from cain.search import goals as G
-from cain.search.goals import SGoal
+from cain.model.isa import DIRECTIONS, Macro, instruction_set, offset_of
+from cain.search import atoms
+from cain.search.atoms import Atoms
 
 ELIMINATES, DERIVES, OTHER = 0, 1, 2
 """Tiers of pairs, tried in this order whatever the heuristic says: a pair whose lowers are all in the
@@ -95,7 +95,7 @@ class Space:
         instruction_set_name: str,
         depth: int,
         registers: int,
-        inputs: list[SGoal],
+        inputs: list[Atoms],
         exhaustive_atoms: int = 6,
         keep_splits: int = 48,
         heuristic: str = "scamp5",
@@ -119,8 +119,8 @@ class Space:
         self.random_order = heuristic == "random"
         self.rng = random.Random(seed)
         self.jitter = jitter
-        self.goal_of: list[SGoal] = []
-        self.id_of: dict[SGoal, int] = {}
+        self.goal_of: list[Atoms] = []
+        self.id_of: dict[Atoms, int] = {}
         # per goal id: total atoms, distance sum, pattern id (-1 if one position), 2-adic valuation of the gcd
         self.tot: list[int] = []
         self.dist: list[int] = []
@@ -128,12 +128,12 @@ class Space:
         self.spat: list[int] = []
         """Per goal id: its pattern up to translation and a power-of-two scale (goals made from each other
         by moves and divisions share it)."""
-        self._spat_ids: dict[SGoal, int] = {}
+        self._spat_ids: dict[Atoms, int] = {}
         self.anchor: list[tuple[int, int]] = []
         """Per goal id: the position of its first atom (a moved copy's anchor moves with it)."""
         self.val: list[int] = []
         self.minabs: list[int] = []
-        self._pattern_ids: dict[SGoal, int] = {}
+        self._pattern_ids: dict[Atoms, int] = {}
         self._atoms: dict[tuple[int, int, int, int], tuple[int, int, int, int]] = {}
         self._splits: dict[int, list[tuple[int, int]]] = {}
         self._triples: dict[int, list[tuple[int, int, int]]] = {}
@@ -142,7 +142,7 @@ class Space:
         self._split_forms: dict[tuple[int, int], list] = {}
         self.inputs = [self.intern(g) for g in inputs]
         self.input_set = frozenset(self.inputs)
-        self.zero = self.intern(G.ZERO)
+        self.zero = self.intern(atoms.ZERO)
         unary, binary, ternary, zeros = [], [], [], []
         div = division_macro(self.macros)
         self.division = _form(div) if div else None
@@ -167,13 +167,13 @@ class Space:
                 self.shift_offsets[o] = (f, d)
 
     # -- goals ----------------------------------------------------------------------------------
-    def intern(self, goal: SGoal) -> int:
+    def intern(self, goal: Atoms) -> int:
         i = self.id_of.get(goal)
         if i is not None:
             return i
         # the table keeps one tuple per distinct atom, shared by every goal holding it: most of its memory
-        atoms = self._atoms
-        goal = tuple([atoms.setdefault(a, a) for a in goal])
+        shared = self._atoms
+        goal = tuple([shared.setdefault(a, a) for a in goal])
         i = len(self.goal_of)
         self.id_of[goal] = i
         self.goal_of.append(goal)
@@ -191,7 +191,7 @@ class Space:
         self.dist.append(dist)
         k = (g & -g).bit_length() - 1 if g else 0  # the power of two dividing every count
         self.val.append(k if g else 1 << 20)
-        p = G.pattern(goal)
+        p = atoms.pattern(goal)
         sp = tuple([(x, y, z, c >> k) for x, y, z, c in p]) if k else p
         self.spat.append(self._spat_ids.setdefault(sp, len(self._spat_ids)))
         self.anchor.append(goal[0][:2] if goal else (0, 0))
@@ -200,7 +200,7 @@ class Space:
                 p = sp
             pid = self._pattern_ids.get(p)
             if pid is None:
-                pid = self._pattern_ids[tuple([atoms.setdefault(a, a) for a in p])] = len(self._pattern_ids)
+                pid = self._pattern_ids[tuple([shared.setdefault(a, a) for a in p])] = len(self._pattern_ids)
             self.pat.append(pid)
         else:
             self.pat.append(-1)
@@ -217,7 +217,7 @@ class Space:
         if r is None:
             if len(self._contains) > 1_000_000:
                 self._contains.clear()
-            r = self.tot[small] < self.tot[big] and G.contains(self.goal_of[big], self.goal_of[small])
+            r = self.tot[small] < self.tot[big] and atoms.contains(self.goal_of[big], self.goal_of[small])
             self._contains[key] = r
         return r
 
@@ -282,11 +282,11 @@ class Space:
         return n
 
     # -- pair generation ------------------------------------------------------------------------
-    def _parts(self, u: int) -> list[SGoal]:
+    def _parts(self, u: int) -> list[Atoms]:
         """Candidate sub-multisets of goal `u` (one side of a two-way split), without regard to the bag."""
         goal = self.goal_of[u]
         tot = self.tot[u]
-        parts: set[SGoal] = set()
+        parts: set[Atoms] = set()
         if tot <= self.exhaustive_atoms:
             ranges = [range(abs(c) + 1) for *_, c in goal]
             for ks in itertools.product(*ranges):
@@ -296,7 +296,7 @@ class Space:
             return sorted(parts)
         # repeated sub-patterns: u = q + shift(q, t) + r
         for q, t, _ in self._self_overlaps(u):
-            qt = G.shift(q, *t)
+            qt = atoms.shift(q, *t)
             parts.add(q)
             parts.add(qt)
         # cuts along a line, and single positions peeled off
@@ -318,11 +318,11 @@ class Space:
         parts.discard(())
         return sorted(parts)
 
-    def _self_overlaps(self, u: int) -> list[tuple[SGoal, tuple[int, int], SGoal]]:
+    def _self_overlaps(self, u: int) -> list[tuple[Atoms, tuple[int, int], Atoms]]:
         """For each translation t between two same-sign atoms of `u`: the largest q (greedily) with
         q + shift(q, t) inside u, and the rest r = u - q - shift(q, t)."""
         goal = self.goal_of[u]
-        cnt = G.counts(goal)
+        cnt = atoms.counts(goal)
         ts = set()
         for a in goal:
             for b in goal:
@@ -343,7 +343,7 @@ class Space:
                     rem[(x, y, z)] -= m
                     rem[(x + t[0], y + t[1], z)] -= m
             if q:
-                out.append((G.from_counts(q), t, G.from_counts(rem)))
+                out.append((atoms.from_counts(q), t, atoms.from_counts(rem)))
         return out
 
     def splits(self, u: int) -> list[tuple[int, int]]:
@@ -360,7 +360,7 @@ class Space:
         scored = []
         for part in self._parts(u):
             a = self.intern(part)
-            b = self.intern(G.sub(goal, part))
+            b = self.intern(atoms.sub(goal, part))
             key = (min(a, b), max(a, b))
             if key in seen:
                 continue
@@ -381,7 +381,7 @@ class Space:
         if self.tot[u] >= 3:
             for q, t, r in self._self_overlaps(u):
                 if r:
-                    out.add(tuple(sorted((self.intern(q), self.intern(G.shift(q, *t)), self.intern(r)))))
+                    out.add(tuple(sorted((self.intern(q), self.intern(atoms.shift(q, *t)), self.intern(r)))))
             for a, b in self.splits(u)[:8]:
                 for big, small in ((a, b), (b, a)):
                     for c, e in self.splits(big)[:4] if self.tot[big] >= 2 else ():
@@ -408,17 +408,17 @@ class Space:
         seen = set()
         bases = [gg]
         for _ in range(self.scaled_relations):
-            half = G.halved(bases[-1])
+            half = atoms.halved(bases[-1])
             if half is None:
                 break
             bases.append(half)
-        for base in [b for g0 in bases for b in (g0, G.neg(g0))]:
+        for base in [b for g0 in bases for b in (g0, atoms.neg(g0))]:
             for off in ((0, 0), *self.shift_offsets):
-                p = G.overlap(ug, G.shift(base, *off))
+                p = atoms.overlap(ug, atoms.shift(base, *off))
                 if not p or p == ug:
                     continue
                 a = self.intern(p)
-                b = self.intern(G.sub(ug, p))
+                b = self.intern(atoms.sub(ug, p))
                 k = (min(a, b), max(a, b))
                 if k not in seen:
                     seen.add(k)
@@ -546,12 +546,12 @@ class Space:
                     raw.append((OTHER, base, len(raw), None, (), u, (), rest))
                 continue
             if self.negate:
-                emit(self.negate, (), (self.intern(G.neg(ug)),))
+                emit(self.negate, (), (self.intern(atoms.neg(ug)),))
             for f in self.moves:
                 for dirs, (dx, dy) in f.offsets:
-                    emit(f, dirs, (self.intern(G.shift(ug, -dx, -dy)),))
+                    emit(f, dirs, (self.intern(atoms.shift(ug, -dx, -dy)),))
             if self.division:
-                emit(self.division, (), (self.intern(G.scale(ug, 2)),))
+                emit(self.division, (), (self.intern(atoms.scale(ug, 2)),))
             seen = set()
             splits = list(self.splits(u))
             for g in bag:
@@ -616,7 +616,7 @@ class Space:
             orders = ((a, b),) if f.symmetric else ((a, b), (b, a))
             for p0, p1 in orders:
                 parts = (goal_of[p0], goal_of[p1])
-                signed = [p if s > 0 else G.neg(p) for p, s in zip(parts, f.signs, strict=True)]
+                signed = [p if s > 0 else atoms.neg(p) for p, s in zip(parts, f.signs, strict=True)]
                 if not any(f.shifted):
                     l0, l1 = self.intern(signed[0]), self.intern(signed[1])
                     main.append((f, (), (l0, l1)))
@@ -626,7 +626,7 @@ class Space:
                     lowers = []
                     dist = 0
                     for part, sh in zip(signed, f.shifted, strict=True):
-                        lo = self.intern(G.shift(part, -dx, -dy)) if sh else self.intern(part)
+                        lo = self.intern(atoms.shift(part, -dx, -dy)) if sh else self.intern(part)
                         lowers.append(lo)
                         if sh:
                             dist += self.dist[lo]

@@ -4,7 +4,7 @@ A linear scan over the program: inputs start in the registers they arrive in; ea
 is reserved from the point its value is computed, so the value is computed straight into it when
 possible; results reuse a dying operand's register where the bus rule allows (`add(A, A, B)`); the
 division family (`div`, `diva`, `div4`: the same meaning in different register forms) is given the form
-and scratch registers that fit. Every register constraint comes from `cain.isa` (`distinct_roles`,
+and scratch registers that fit. Every register constraint comes from `cain.model.isa` (`distinct_roles`,
 `tied`, `scratch`). Only when an output cannot be computed into its register (or two outputs hold one
 value, or an instruction names one value twice where the bus rule needs two registers) is a `mov`
 inserted, which changes the macro count.
@@ -16,8 +16,8 @@ from collections.abc import Sequence
 from functools import cache
 
 from cain.diagnostics import CainError
-from cain.isa import DEFAULT_REGISTERS, MACROS
-from cain.program import Instr, Program
+from cain.model.isa import DEFAULT_REGISTERS, MACROS
+from cain.model.program import Instr, Program
 
 
 class RegisterAllocationError(CainError):

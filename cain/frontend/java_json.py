@@ -17,22 +17,22 @@ from pathlib import Path
 
 from xdsl.dialects.builtin import ModuleOp
 
-from cain.approx import ApproximationError, approximate, format_fraction
 from cain.diagnostics import CainError, Location
-from cain.filter import Filter, Kernel
-from cain.frontend import (
+from cain.frontend.options import (
     DEFAULT_INSTRUCTION_SET,
     DEFAULT_MAX_DEPTH,
     DEFAULT_MAX_ERROR,
     MAX_EXPONENT,
     OVERRIDE_KEYS,
-    _entries,
     check_instruction_set,
     check_max_depth,
     check_max_error,
     check_registers,
+    n_entries,
 )
-from cain.isa import DEFAULT_REGISTERS, INSTRUCTION_SETS
+from cain.model.approx import ApproximationError, approximate, format_fraction
+from cain.model.filter import Filter, Kernel
+from cain.model.isa import DEFAULT_REGISTERS, INSTRUCTION_SETS
 
 Matrix = tuple[tuple[Fraction, ...], ...]
 
@@ -608,8 +608,8 @@ def _array(node: Node, scale: Fraction, channels: int, three_d: bool, what: str,
     for i, row in enumerate(rows):
         if len(row.items) != width:
             raise source.error(
-                f"ragged array: row {i + 1} of {what} has {_entries(len(row.items))} but row 1 has "
-                f"{_entries(width)}; every row needs the same number of entries",
+                f"ragged array: row {i + 1} of {what} has {n_entries(len(row.items))} but row 1 has "
+                f"{n_entries(width)}; every row needs the same number of entries",
                 row,
             )
     entries = [entry for row in rows for entry in row.items]

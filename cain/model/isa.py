@@ -12,10 +12,11 @@ side of the first direction, `X1` / `Xopp1` likewise for the second.
 
 from __future__ import annotations
 
+from collections.abc import Sequence
 from dataclasses import dataclass, field
 from fractions import Fraction
 
-from cain.goal import Goal, Offset
+from cain.model.goal import Goal, Offset
 
 # -- directions -------------------------------------------------------------------------------------
 
@@ -26,6 +27,14 @@ NEIGHBOUR_NEWS: dict[str, str] = {"north": "XN", "east": "XE", "south": "XS", "w
 """`X(d)`: the name of the NEWS register of the neighbour on side `d`."""
 
 OPPOSITE: dict[str, str] = {"north": "south", "south": "north", "east": "west", "west": "east"}
+
+NEIGHBOUR_SIDE: dict[str, str] = {name: side for side, name in NEIGHBOUR_NEWS.items()}
+"""`XN` -> `north`, ...: the side whose neighbour's NEWS a name stands for."""
+
+
+class SimulationError(Exception):
+    """A program the hardware cannot execute (an illegal micro-op, an unset value)."""
+
 
 NEWS = "NEWS"
 DEFAULT_REGISTERS: tuple[str, ...] = ("A", "B", "C", "D", "E", "F")
@@ -224,7 +233,7 @@ def instruction_set(name: str) -> dict[str, Macro]:
 
 
 @dataclass(frozen=True)
-class BusOp:
+class MicroOp:
     """A bus micro-operation on concrete registers (A..F, NEWS, XN, XE, XS, XW)."""
 
     kind: str
@@ -235,7 +244,28 @@ class BusOp:
         return f"{self.kind}({', '.join(self.dests + self.srcs)})"
 
 
-def expand(macro: Macro, registers: dict[str, str], directions: tuple[str, ...] = ()) -> list[BusOp]:
+def check_bus(op: MicroOp, registers: Sequence[str] | None = None) -> None:
+    """Raise SimulationError unless `op` obeys the bus rules of reference/scamp5.md section 2."""
+    if op.kind not in BUS_KINDS:
+        raise SimulationError(f"{op}: unknown micro-op (choose from {', '.join(BUS_KINDS)})")
+    dests, most = BUS_KINDS[op.kind]
+    if len(op.dests) != dests:
+        raise SimulationError(f"{op}: {op.kind} writes exactly {dests} destination(s)")
+    if len(op.srcs) > most:
+        raise SimulationError(f"{op}: {op.kind} reads at most {most} source(s)")
+    names = op.dests + op.srcs
+    for name in names:
+        if registers is not None and name not in registers and name != NEWS and name not in NEIGHBOUR_SIDE:
+            raise SimulationError(f"{op}: unknown register {name}")
+    for d in op.dests:
+        if d in op.srcs:
+            raise SimulationError(f"{op}: a destination is never also a source ({d})")
+    if len(set(names)) != len(names):
+        twice = sorted({n for n in names if names.count(n) > 1})
+        raise SimulationError(f"{op}: a register appears at most once in a micro-op ({', '.join(twice)})")
+
+
+def expand(macro: Macro, registers: dict[str, str], directions: tuple[str, ...] = ()) -> list[MicroOp]:
     """A macro's bus micro-ops, its roles bound to registers (`registers` maps role -> register)."""
     names = dict(registers)
     names["T"] = NEWS
@@ -243,6 +273,6 @@ def expand(macro: Macro, registers: dict[str, str], directions: tuple[str, ...] 
         names[f"X{i}"] = NEIGHBOUR_NEWS[d]
         names[f"Xopp{i}"] = NEIGHBOUR_NEWS[OPPOSITE[d]]
     return [
-        BusOp(op.kind, tuple(names[r] for r in op.dests), tuple(names[r] for r in op.srcs))
+        MicroOp(op.kind, tuple(names[r] for r in op.dests), tuple(names[r] for r in op.srcs))
         for op in macro.expansion
     ]

@@ -6,7 +6,6 @@ The language is described in docs/language.md. Every mistake in a kernel file is
 
 from __future__ import annotations
 
-import argparse
 import re
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
@@ -20,42 +19,29 @@ from lark import Lark, Token, Tree
 from lark.exceptions import UnexpectedCharacters, UnexpectedEOF, UnexpectedInput, UnexpectedToken
 from xdsl.dialects.builtin import ModuleOp
 
-from cain.approx import ApproximationError, approximate, format_fraction
 from cain.diagnostics import CainError, Location
-from cain.filter import Filter, Kernel
-from cain.goal import Goal
-from cain.isa import DEFAULT_REGISTERS, INSTRUCTION_SETS, NEIGHBOUR_NEWS, NEWS
-
-DEFAULT_MAX_DEPTH = 8
-DEFAULT_MAX_ERROR = Fraction(0)
-DEFAULT_INSTRUCTION_SET = "all"
-DEFAULT_INPUT = "A"
-"""Without an `input` statement, one channel named `A` arrives in register `A`."""
-
-OPTIONS: dict[str, str] = {
-    "max_depth": "largest approximation depth d (weights become multiples of 1/2^d), an integer >= 0",
-    "max_error": "largest total absolute approximation error over all kernels, a number >= 0",
-    "registers": "the register file, e.g. A B C D E F",
-    "instructions": f"the instruction set: {' | '.join(INSTRUCTION_SETS)}",
-}
-"""The options a kernel file may set, with what each expects."""
-
-OVERRIDE_KEYS = {
-    "max_depth": "max_depth",
-    "max_error": "max_error",
-    "registers": "registers",
-    "instruction_set": "instructions",
-}
-"""Override keys (as `overrides_from_args` returns them) -> the option they replace."""
-
-RESERVED_REGISTERS = frozenset({NEWS, *NEIGHBOUR_NEWS.values()})
+from cain.frontend.options import (
+    CHECKS,
+    DEFAULT_INPUT,
+    DEFAULT_INSTRUCTION_SET,
+    DEFAULT_MAX_DEPTH,
+    DEFAULT_MAX_ERROR,
+    MAX_EXPONENT,
+    OPTIONS,
+    OVERRIDE_KEYS,
+    n_entries,
+)
+from cain.model.approx import ApproximationError, approximate, format_fraction
+from cain.model.filter import Filter, Kernel
+from cain.model.goal import Goal
+from cain.model.isa import DEFAULT_REGISTERS
 
 Weights = tuple[tuple[tuple[Fraction, ...], ...], ...]
 
 
 @cache
 def _parser() -> Lark:
-    grammar = resources.files("cain").joinpath("kernel.lark").read_text()
+    grammar = resources.files("cain").joinpath("frontend", "kernel.lark").read_text()
     return Lark(grammar, parser="lalr", propagate_positions=True, maybe_placeholders=True)
 
 
@@ -155,10 +141,6 @@ def _parts(tree: Tree) -> list[Any]:
     return list(tree.children)
 
 
-MAX_EXPONENT = 64
-"""Largest exponent (`2^-64`, `1e64`) a number may have: weights are compiled to multiples of 1/2^d."""
-
-
 def _number(token: Token, source: _Source) -> Fraction:
     exponent = re.search(r"[eE]([+-]?\d+)$", str(token))
     if exponent and abs(int(exponent.group(1))) > MAX_EXPONENT:
@@ -227,15 +209,11 @@ def _matrix(tree: Tree, scale: Fraction, source: _Source) -> tuple[tuple[Fractio
     for i, (row, row_tree) in enumerate(zip(rows, row_trees, strict=True)):
         if len(row) != len(rows[0]):
             raise source.error(
-                f"ragged matrix: row {i + 1} has {_entries(len(row))} but row 1 has {_entries(len(rows[0]))}; "
+                f"ragged matrix: row {i + 1} has {n_entries(len(row))} but row 1 has {n_entries(len(rows[0]))}; "
                 "every row needs the same number of entries",
                 row_tree,
             )
     return tuple(rows)
-
-
-def _entries(n: int) -> str:
-    return f"{n} entry" if n == 1 else f"{n} entries"
 
 
 def _names(values: list[Tree], option: Token, source: _Source) -> list[str]:
@@ -252,77 +230,6 @@ def _single(values: list[Tree], option: Token, source: _Source) -> Tree:
     if len(values) != 1:
         raise source.error(f"option {option} takes one value, not {len(values)}", values[1])
     return values[0]
-
-
-# -- option checking (shared by the file and the command line) ------------------------------------
-
-
-def check_max_depth(value: object) -> int:
-    """A depth limit: an integer >= 0 (raises ValueError with what is wrong)."""
-    if isinstance(value, Fraction) and value.denominator == 1:
-        value = int(value)
-    if isinstance(value, str) and re.fullmatch(r"[+-]?\d+", value.strip()):
-        value = int(value)
-    if not isinstance(value, int) or isinstance(value, bool) or value < 0:
-        raise ValueError(f"max_depth must be an integer >= 0, not '{value}'")
-    if value > 30:
-        raise ValueError(f"max_depth {value} is too large (at most 30: goals grow as 2^d)")
-    return value
-
-
-def check_max_error(value: object) -> Fraction:
-    """An error bound: a number >= 0, given as int, float, Fraction or text like `1/64` or `0.01`."""
-    try:
-        if isinstance(value, str):
-            bound = Fraction(value.strip())
-        elif isinstance(value, int | float | Fraction):
-            bound = Fraction(value)
-        else:
-            raise TypeError(value)
-    except (ValueError, TypeError, ZeroDivisionError):
-        raise ValueError(f"max_error must be a number >= 0 (e.g. 0, 0.01 or 1/64), not '{value}'") from None
-    if bound < 0:
-        raise ValueError(f"max_error must be at least 0, not {format_fraction(bound)}")
-    return bound
-
-
-def check_registers(value: object) -> tuple[str, ...]:
-    """A register file: distinct register names, given as a sequence or as `A,B,C` text."""
-    items = re.split(r"[\s,]+", value.strip()) if isinstance(value, str) else value
-    if not isinstance(items, list | tuple):
-        raise ValueError(f"the register file must be a list of names, not {value!r}")  # noqa: TRY004
-    names: list[str] = []
-    for name in items:
-        if not name:
-            continue
-        if not isinstance(name, str) or not re.fullmatch(r"[A-Za-z_][A-Za-z0-9_]*", name):
-            raise ValueError(f"'{name}' is not a register name (letters, digits and _)")
-        if name in RESERVED_REGISTERS:
-            raise ValueError(
-                f"{name} is reserved (NEWS is every macro's scratch register, XN XE XS XW are the neighbours' "
-                "NEWS); it cannot be in the register file"
-            )
-        if name in names:
-            raise ValueError(f"register {name} is listed twice in the register file")
-        names.append(name)
-    if not names:
-        raise ValueError("the register file is empty; name at least one register, e.g. A B C D E F")
-    return tuple(names)
-
-
-def check_instruction_set(value: object) -> str:
-    """An instruction set name from `cain.isa.INSTRUCTION_SETS` (raises ValueError naming the choices)."""
-    if value not in INSTRUCTION_SETS:
-        raise ValueError(f"unknown instruction set '{value}' (choose from {', '.join(INSTRUCTION_SETS)})")
-    return str(value)
-
-
-_CHECKS = {
-    "max_depth": check_max_depth,
-    "max_error": check_max_error,
-    "registers": check_registers,
-    "instructions": check_instruction_set,
-}
 
 
 # -- the filter ------------------------------------------------------------------------------------
@@ -396,7 +303,7 @@ class _FilterReader:
                 first = self.option_at[str(key)].meta.line
                 raise source.error(f"option {key} is set twice (first on line {first})", key)
             try:
-                options[str(key)] = _CHECKS[str(key)](self.option_value(key, values))
+                options[str(key)] = CHECKS[str(key)](self.option_value(key, values))
             except ValueError as e:
                 raise source.error(str(e), values[0]) from None
             self.option_at[str(key)] = statement
@@ -407,7 +314,7 @@ class _FilterReader:
                 raise CainError(f"unknown override '{key}' (known: {', '.join(OVERRIDE_KEYS)})")
             option = OVERRIDE_KEYS[key]
             try:
-                options[option] = _CHECKS[option](value)
+                options[option] = CHECKS[option](value)
             except ValueError as e:
                 raise CainError(f"--{key.replace('_', '-')}: {e}") from None
             self.option_at.pop(option, None)
@@ -572,42 +479,3 @@ def lower_source(text: str, filename: str, overrides: Mapping[str, object] | Non
     from cain.dialects.goal import filter_to_op
 
     return ModuleOp([filter_to_op(parse_filter(text, filename, overrides))])
-
-
-# -- command line ----------------------------------------------------------------------------------
-
-
-def _arg_type(check):
-    def convert(text: str):
-        try:
-            return check(text)
-        except ValueError as e:
-            raise argparse.ArgumentTypeError(str(e)) from None
-
-    convert.__name__ = check.__name__.removeprefix("check_")
-    return convert
-
-
-def add_override_arguments(parser: argparse.ArgumentParser) -> None:
-    """The command-line options that override a kernel file's `option` lines (`--max-depth` for the
-    override key `max_depth`), checked as the file's options are."""
-    group = parser.add_argument_group("kernel file options (override the file's `option` lines)")
-    for key, option in OVERRIDE_KEYS.items():
-        metavar, text = _OVERRIDE_HELP[key]
-        group.add_argument(
-            f"--{key.replace('_', '-')}", type=_arg_type(_CHECKS[option]), metavar=metavar, help=text
-        )
-
-
-_OVERRIDE_HELP = {
-    "max_depth": ("N", f"largest approximation depth (default {DEFAULT_MAX_DEPTH})"),
-    "max_error": ("X", "largest total approximation error, e.g. 0 or 1/64 (default 0)"),
-    "registers": ("A,B,...", f"the register file (default {','.join(DEFAULT_REGISTERS)})"),
-    "instruction_set": ("|".join(INSTRUCTION_SETS), f"instruction set (default {DEFAULT_INSTRUCTION_SET})"),
-}
-"""Override key -> the metavar and help text of its command-line option."""
-
-
-def overrides_from_args(args: argparse.Namespace) -> dict[str, object]:
-    """The overrides given on the command line (absent ones are left out)."""
-    return {key: getattr(args, key) for key in OVERRIDE_KEYS if getattr(args, key, None) is not None}

@@ -4,9 +4,9 @@ Symbolic: each output value holds exactly its goal (executed on goals, so exact)
 program the bus micro-ops of every macro are also executed on the register file, where every register
 that is not an input starts with a unique garbage atom: a value that is clobbered or read before being
 set shows up as a wrong goal, and the first instruction where a live value is lost is named.
-Numeric: the program runs in the simulator (cain.sim) on random images and each output is compared with
+Numeric: the program runs in the simulator (cain.backend.sim) on random images and each output is compared with
 the direct correlation of the image with `goal / 2^depth`, on the pixels far enough from the edges
-(`cain.sim.reach`) to be exact.
+(`cain.backend.sim.reach`) to be exact.
 """
 
 from __future__ import annotations
@@ -16,13 +16,9 @@ from dataclasses import dataclass, field
 
 import numpy as np
 
-from cain.diagnostics import CainError
-from cain.filter import Filter
-from cain.goal import Goal
-from cain.isa import MACROS, NEWS, BusOp
-from cain.program import Instr, Program
-from cain.regalloc import describe
-from cain.sim import (
+from cain.backend.convert import micro_ops_of, program_from_kernel
+from cain.backend.regalloc import describe
+from cain.backend.sim import (
     GOAL_ALGEBRA,
     NEIGHBOUR_SIDE,
     SimulationError,
@@ -37,6 +33,12 @@ from cain.sim import (
     run_registers,
     run_values,
 )
+from cain.diagnostics import CainError
+from cain.dialects.scamp5 import KernelOp
+from cain.model.filter import Filter
+from cain.model.goal import Goal
+from cain.model.isa import MACROS, NEWS, MicroOp
+from cain.model.program import Instr, Program
 
 GARBAGE_CHANNEL = 1 << 20
 """Channel of the atoms that mark a register's unset contents in symbolic register-level runs."""
@@ -231,20 +233,20 @@ class _Lost(Exception):
 
 
 def verify_bus(
-    name: str,
-    ops: Sequence[BusOp],
-    inputs: Sequence[str],
-    outputs: Sequence[str],
-    input_goals: list[Goal],
-    output_goals: list[Goal],
-    depth: int,
+    ops: Sequence[MicroOp],
+    filter: Filter,
     *,
     images: int = 2,
     size: int = 64,
     seed: int = 0,
     macros: int | None = None,
 ) -> VerificationReport:
-    """Check a bus micro-op program (inputs in `inputs` registers, outputs expected in `outputs`)."""
+    """Check a bus micro-op program: with `filter`'s inputs in their registers, every output register
+    ends with its kernel's goal."""
+    name, depth = filter.name, filter.depth
+    inputs = [r for _, r in filter.inputs]
+    outputs = [k.register for k in filter.kernels]
+    input_goals, output_goals = filter.initial_goals(), filter.final_goals()
     report = VerificationReport(name, macros if macros is not None else 0, len(ops))
     channels = len(input_goals)
     regs = {*inputs, *outputs, *bus_registers(ops)}
@@ -292,5 +294,12 @@ def _compare_numeric(
 
 
 def verify_for_filter(program: Program, filter: Filter, **options: int) -> VerificationReport:
-    """`verify_program` against a `cain.filter.Filter`'s initial and final goals and depth."""
+    """`verify_program` against a `cain.model.filter.Filter`'s initial and final goals and depth."""
     return verify_program(program, filter.initial_goals(), filter.final_goals(), filter.depth, **options)
+
+
+def verify_kernel(kernel: KernelOp, **options: int) -> VerificationReport:
+    """Check a `scamp5.kernel` op against the filter in its header, at macro or at bus level."""
+    if kernel.is_bus_level:
+        return verify_bus(micro_ops_of(kernel), kernel.filter, macros=kernel.counts.get("macros"), **options)
+    return verify_for_filter(program_from_kernel(kernel), kernel.filter, **options)

@@ -10,8 +10,8 @@ from __future__ import annotations
 
 from dataclasses import dataclass, field
 
-from cain.goal import Goal
-from cain.isa import MACROS
+from cain.model.goal import Goal
+from cain.model.isa import MACROS
 
 
 @dataclass(frozen=True)

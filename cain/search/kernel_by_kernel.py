@@ -11,9 +11,9 @@ from dataclasses import replace
 from fractions import Fraction
 
 from cain.diagnostics import CainError
-from cain.filter import Filter, Kernel
-from cain.goal import Goal
-from cain.program import Instr, Program
+from cain.model.filter import Filter, Kernel
+from cain.model.goal import Goal
+from cain.model.program import Instr, Program
 
 
 def kernel_order(filt: Filter) -> list[int] | None:

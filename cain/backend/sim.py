@@ -26,17 +26,22 @@ from dataclasses import dataclass, field
 
 import numpy as np
 
-from cain.goal import Goal, Offset
-from cain.isa import BUS_KINDS, DIRECTIONS, MACROS, NEIGHBOUR_NEWS, NEWS, BusOp, Macro, expand, offset_of
-from cain.program import Instr, Program
+from cain.model.goal import Goal, Offset
+from cain.model.isa import (
+    DIRECTIONS,
+    MACROS,
+    NEIGHBOUR_SIDE,
+    NEWS,
+    Macro,
+    MicroOp,
+    SimulationError,
+    check_bus,
+    expand,
+    offset_of,
+)
+from cain.model.program import Instr, Program
 
 DEFAULT_SIZE = 256
-NEIGHBOUR_SIDE: dict[str, str] = {name: side for side, name in NEIGHBOUR_NEWS.items()}
-"""`XN` -> `north`, ...: the side whose neighbour's NEWS a name stands for."""
-
-
-class SimulationError(Exception):
-    """A program the hardware cannot execute (an illegal micro-op, an unset value)."""
 
 
 # -- shifting ---------------------------------------------------------------------------------------
@@ -108,29 +113,8 @@ GOAL_ALGEBRA = Algebra(
 # -- bus micro-ops -------------------------------------------------------------------------------------
 
 
-def check_bus(op: BusOp, registers: Sequence[str] | None = None) -> None:
-    """Raise SimulationError unless `op` obeys the bus rules of reference/scamp5.md section 2."""
-    if op.kind not in BUS_KINDS:
-        raise SimulationError(f"{op}: unknown micro-op (choose from {', '.join(BUS_KINDS)})")
-    dests, most = BUS_KINDS[op.kind]
-    if len(op.dests) != dests:
-        raise SimulationError(f"{op}: {op.kind} writes exactly {dests} destination(s)")
-    if len(op.srcs) > most:
-        raise SimulationError(f"{op}: {op.kind} reads at most {most} source(s)")
-    names = op.dests + op.srcs
-    for name in names:
-        if registers is not None and name not in registers and name != NEWS and name not in NEIGHBOUR_SIDE:
-            raise SimulationError(f"{op}: unknown register {name}")
-    for d in op.dests:
-        if d in op.srcs:
-            raise SimulationError(f"{op}: a destination is never also a source ({d})")
-    if len(set(names)) != len(names):
-        twice = sorted({n for n in names if names.count(n) > 1})
-        raise SimulationError(f"{op}: a register appears at most once in a micro-op ({', '.join(twice)})")
-
-
 def run_bus(
-    ops: Sequence[BusOp],
+    ops: Sequence[MicroOp],
     state: dict[str, object],
     algebra: Algebra,
     noise: Noise | None = None,
@@ -202,7 +186,7 @@ def instr_registers(instr: Instr, macro: Macro, registers: Mapping[int, str]) ->
     return roles
 
 
-def instr_bus_ops(instr: Instr, registers: Mapping[int, str]) -> list[BusOp]:
+def instr_micro_ops(instr: Instr, registers: Mapping[int, str]) -> list[MicroOp]:
     """An allocated instruction's exact micro-ops."""
     macro = MACROS[instr.macro]
     return expand(macro, instr_registers(instr, macro, registers), instr.directions)
@@ -302,7 +286,7 @@ def garbage_registers(registers: Iterable[str], shape: tuple[int, ...], seed: in
     return {r: rng.uniform(-128, 127, shape) for r in sorted({*registers, NEWS})}
 
 
-def bus_registers(ops: Sequence[BusOp]) -> set[str]:
+def bus_registers(ops: Sequence[MicroOp]) -> set[str]:
     """The registers of the PE itself that micro-ops name (NEWS, not the neighbours' `XN`..`XW`)."""
     return {r for op in ops for r in op.dests + op.srcs if r not in NEIGHBOUR_SIDE}
 
@@ -314,7 +298,7 @@ def random_images(channels: int, images: int = 1, size: int = DEFAULT_SIZE, seed
 
 
 def simulate_bus(
-    ops: Sequence[BusOp],
+    ops: Sequence[MicroOp],
     inputs: Mapping[str, np.ndarray],
     outputs: Sequence[str],
     *,
@@ -328,18 +312,3 @@ def simulate_bus(
     state.update((r, np.asarray(x, dtype=np.float64)) for r, x in inputs.items())
     run_bus(ops, state, numeric_algebra(first.shape), noise)
     return [state[r] for r in outputs]
-
-
-def simulate_kernel(
-    kernel, images: np.ndarray, *, noise: Noise | None = None, seed: int = 0
-) -> list[np.ndarray]:
-    """Run a `scamp5.kernel` op (macro level, allocated or not, or bus level) on `images`
-    (`[channel, (image,) row, column]`); its outputs in output order."""
-    from cain.dialects.scamp5 import bus_ops_of, program_from_kernel
-
-    if kernel.is_bus_level:
-        info = kernel.info()
-        inputs = dict(zip(info.input_registers, np.asarray(images, dtype=np.float64), strict=True))
-        return simulate_bus(bus_ops_of(kernel), inputs, info.output_registers, noise=noise, seed=seed)
-    program, _ = program_from_kernel(kernel)
-    return simulate(program, images, noise=noise, seed=seed)

@@ -10,7 +10,7 @@ from collections.abc import Sequence
 from fractions import Fraction
 
 from cain.diagnostics import CainError
-from cain.goal import Goal
+from cain.model.goal import Goal
 
 Matrix = Sequence[Sequence[Fraction]]
 Weights = Sequence[Matrix]

@@ -1,0 +1,1 @@
+"""The back end: `Program` <-> scamp5 IR, register allocation, simulation, verification and C."""

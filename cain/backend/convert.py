@@ -1,0 +1,91 @@
+"""Between `Program` (plain Python, what the search, regalloc and the simulator work on) and the
+`scamp5.kernel` op (what the passes hand on)."""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+
+import numpy as np
+from xdsl.ir import Block, Region, SSAValue
+
+from cain.backend.sim import Noise, simulate, simulate_bus
+from cain.diagnostics import CainError
+from cain.dialects.scamp5 import MACRO_OPS, ARegType, BusMicroOp, KernelOp, MacroOp, OutputOp, register_of
+from cain.model.filter import Filter
+from cain.model.isa import MicroOp
+from cain.model.program import Instr, Program
+
+
+def kernel_from_program(program: Program, filter: Filter, counts: Mapping[str, int] | None = None) -> KernelOp:
+    """A kernel op for `filter` holding `program` (typed with registers when `program.registers` is
+    filled), with its macro and ICW counts among its attributes."""
+    regs = program.registers
+
+    def type_of(v: int) -> ARegType:
+        return ARegType(regs.get(v, "")) if regs else ARegType()
+
+    block = Block(arg_types=[type_of(v) for v, _ in program.inputs])
+    values: dict[int, SSAValue] = {v: arg for (v, _), arg in zip(program.inputs, block.args, strict=True)}
+    for instr in program.instrs:
+        op = MACRO_OPS[instr.macro](
+            [values[o] for o in instr.operands],
+            instr.directions,
+            [type_of(r) for r in instr.results],
+            instr.scratch or None,
+        )
+        block.add_op(op)
+        values.update(zip(instr.results, op.results, strict=True))
+    block.add_op(OutputOp([values[v] for v, _ in program.outputs]))
+    return KernelOp(filter, Region(block), {**(counts or {}), "macros": program.macros, "icws": program.icws})
+
+
+def program_from_kernel(op: KernelOp) -> Program:
+    """The macro program of a kernel op (registers filled when its values are allocated)."""
+    if op.is_bus_level:
+        raise CainError(
+            f"kernel @{op.sym_name.data} is at bus level (after expand-bus): it has no macro program"
+        )
+    filt = op.filter
+    numbers: dict[SSAValue, int] = {}
+    for arg in op.block.args:
+        numbers[arg] = len(numbers)
+    instrs = []
+    for inner in op.block.ops:
+        if isinstance(inner, MacroOp):
+            for r in inner.results:
+                numbers[r] = len(numbers)
+            instrs.append(
+                Instr(
+                    inner.MACRO.name,
+                    tuple(numbers[r] for r in inner.results),
+                    tuple(numbers[o] for o in inner.operands),
+                    inner.direction_names,
+                    inner.scratch_registers,
+                )
+            )
+    registers = {n: register_of(v) for v, n in numbers.items()} if op.is_allocated else {}
+    return Program(
+        filt.name,
+        [(numbers[a], r) for a, (_, r) in zip(op.block.args, filt.inputs, strict=True)],
+        instrs,
+        [(numbers[v], k.register) for v, k in zip(op.output.outs, filt.kernels, strict=True)],
+        registers,
+    )
+
+
+def micro_ops_of(op: KernelOp) -> list[MicroOp]:
+    """The micro-ops of a kernel at bus level."""
+    return [inner.micro_op() for inner in op.block.ops if isinstance(inner, BusMicroOp)]
+
+
+def simulate_kernel(
+    kernel: KernelOp, images: np.ndarray, *, noise: Noise | None = None, seed: int = 0
+) -> list[np.ndarray]:
+    """Run a `scamp5.kernel` op (macro level, allocated or not, or bus level) on `images`
+    (`[channel, (image,) row, column]`); its outputs in output order."""
+    if kernel.is_bus_level:
+        filt = kernel.filter
+        inputs = dict(zip((r for _, r in filt.inputs), np.asarray(images, dtype=np.float64), strict=True))
+        outputs = [k.register for k in filt.kernels]
+        return simulate_bus(micro_ops_of(kernel), inputs, outputs, noise=noise, seed=seed)
+    return simulate(program_from_kernel(kernel), images, noise=noise, seed=seed)

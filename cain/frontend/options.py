@@ -1,0 +1,112 @@
+"""The options a filter may set, their defaults and their checks: shared by both kernel-file readers and the
+command line, so a value means the same wherever it is given."""
+
+from __future__ import annotations
+
+import re
+from fractions import Fraction
+
+from cain.model.approx import format_fraction
+from cain.model.isa import INSTRUCTION_SETS, NEIGHBOUR_NEWS, NEWS
+
+DEFAULT_MAX_DEPTH = 8
+DEFAULT_MAX_ERROR = Fraction(0)
+DEFAULT_INSTRUCTION_SET = "all"
+DEFAULT_INPUT = "A"
+"""Without an `input` statement, one channel named `A` arrives in register `A`."""
+
+OPTIONS: dict[str, str] = {
+    "max_depth": "largest approximation depth d (weights become multiples of 1/2^d), an integer >= 0",
+    "max_error": "largest total absolute approximation error over all kernels, a number >= 0",
+    "registers": "the register file, e.g. A B C D E F",
+    "instructions": f"the instruction set: {' | '.join(INSTRUCTION_SETS)}",
+}
+"""The options a kernel file may set, with what each expects."""
+
+OVERRIDE_KEYS = {
+    "max_depth": "max_depth",
+    "max_error": "max_error",
+    "registers": "registers",
+    "instruction_set": "instructions",
+}
+"""Override keys (as `overrides_from_args` returns them) -> the option they replace."""
+
+RESERVED_REGISTERS = frozenset({NEWS, *NEIGHBOUR_NEWS.values()})
+
+MAX_EXPONENT = 64
+"""Largest exponent (`2^-64`, `1e64`) a number may have: weights are compiled to multiples of 1/2^d."""
+"""The largest exponent a number in a kernel file may carry."""
+
+
+def n_entries(n: int) -> str:
+    """`1 entry`, `3 entries`: a count for error messages."""
+    return f"{n} entry" if n == 1 else f"{n} entries"
+
+
+def check_max_depth(value: object) -> int:
+    """A depth limit: an integer >= 0 (raises ValueError with what is wrong)."""
+    if isinstance(value, Fraction) and value.denominator == 1:
+        value = int(value)
+    if isinstance(value, str) and re.fullmatch(r"[+-]?\d+", value.strip()):
+        value = int(value)
+    if not isinstance(value, int) or isinstance(value, bool) or value < 0:
+        raise ValueError(f"max_depth must be an integer >= 0, not '{value}'")
+    if value > 30:
+        raise ValueError(f"max_depth {value} is too large (at most 30: goals grow as 2^d)")
+    return value
+
+
+def check_max_error(value: object) -> Fraction:
+    """An error bound: a number >= 0, given as int, float, Fraction or text like `1/64` or `0.01`."""
+    try:
+        if isinstance(value, str):
+            bound = Fraction(value.strip())
+        elif isinstance(value, int | float | Fraction):
+            bound = Fraction(value)
+        else:
+            raise TypeError(value)
+    except (ValueError, TypeError, ZeroDivisionError):
+        raise ValueError(f"max_error must be a number >= 0 (e.g. 0, 0.01 or 1/64), not '{value}'") from None
+    if bound < 0:
+        raise ValueError(f"max_error must be at least 0, not {format_fraction(bound)}")
+    return bound
+
+
+def check_registers(value: object) -> tuple[str, ...]:
+    """A register file: distinct register names, given as a sequence or as `A,B,C` text."""
+    items = re.split(r"[\s,]+", value.strip()) if isinstance(value, str) else value
+    if not isinstance(items, list | tuple):
+        raise ValueError(f"the register file must be a list of names, not {value!r}")  # noqa: TRY004
+    names: list[str] = []
+    for name in items:
+        if not name:
+            continue
+        if not isinstance(name, str) or not re.fullmatch(r"[A-Za-z_][A-Za-z0-9_]*", name):
+            raise ValueError(f"'{name}' is not a register name (letters, digits and _)")
+        if name in RESERVED_REGISTERS:
+            raise ValueError(
+                f"{name} is reserved (NEWS is every macro's scratch register, XN XE XS XW are the neighbours' "
+                "NEWS); it cannot be in the register file"
+            )
+        if name in names:
+            raise ValueError(f"register {name} is listed twice in the register file")
+        names.append(name)
+    if not names:
+        raise ValueError("the register file is empty; name at least one register, e.g. A B C D E F")
+    return tuple(names)
+
+
+def check_instruction_set(value: object) -> str:
+    """An instruction set name from `cain.model.isa.INSTRUCTION_SETS` (raises ValueError naming the choices)."""
+    if value not in INSTRUCTION_SETS:
+        raise ValueError(f"unknown instruction set '{value}' (choose from {', '.join(INSTRUCTION_SETS)})")
+    return str(value)
+
+
+CHECKS = {
+    "max_depth": check_max_depth,
+    "max_error": check_max_error,
+    "registers": check_registers,
+    "instructions": check_instruction_set,
+}
+"""Option (as a kernel file names it) -> the function that checks and converts its value."""
