@@ -25,9 +25,11 @@ from importlib import metadata
 from pathlib import Path
 from typing import Any
 
+from cain.backend.verify import verify_for_filter
 from cain.model.filter import Filter, Kernel
 from cain.model.goal import Goal
 from cain.model.isa import DEFAULT_REGISTERS
+from cain.search import SearchConfig, search
 
 ROOT = Path(__file__).resolve().parents[1]
 RESULTS_DIR = Path(__file__).resolve().parent / "results"
@@ -310,8 +312,6 @@ def run_search(filter: Filter, *, budget: Budget, seed: int = 0, workers: int = 
 
     Anything that goes wrong is recorded in the `Run` as a failure rather than raised, so one bad
     sample cannot stop an experiment or slip into its data."""
-    from cain.search import SearchConfig, search
-
     label = label or filter.name
     iset = instruction_set or filter.instruction_set
     cfg = SearchConfig(instruction_set=iset, registers=None, seed=seed, workers=workers, traversal=traversal,
@@ -333,8 +333,6 @@ def run_search(filter: Filter, *, budget: Budget, seed: int = 0, workers: int = 
 def check_program(run: Run, program, filter: Filter, *, cost: str = "macros") -> Run:
     """Record `program` as the run's plan and verify it against `filter`: `verified`, or `failed` with
     the verifier's report."""
-    from cain.backend.verify import verify_for_filter
-
     run.macros, run.icws, run.program = program.macros, program.icws, program_lines(program)
     try:
         verify_for_filter(program, filter)

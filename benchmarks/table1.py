@@ -23,6 +23,7 @@ from benchmarks.common import (
     run_search,
     write_outputs,
 )
+from cain.frontend.kernel import parse_filter
 from cain.model.filter import Filter
 
 EXAMPLES = Path(__file__).resolve().parents[1] / "examples"
@@ -58,8 +59,6 @@ TABLE1 = (
 
 def load_filter(row: Row) -> Filter:
     """The row's filter from its example file, through the front end."""
-    from cain.frontend.kernel import parse_filter
-
     for candidate in row.files:
         path = EXAMPLES / candidate
         if path.exists():

@@ -18,6 +18,7 @@ from pathlib import Path
 from xdsl.dialects.builtin import ModuleOp
 
 from cain.diagnostics import CainError, Location
+from cain.dialects.goal import filter_to_op
 from cain.frontend.options import (
     DEFAULT_INSTRUCTION_SET,
     DEFAULT_MAX_DEPTH,
@@ -656,6 +657,4 @@ def _channel_message(z: int, k: int, centre: int, channels: int, three_d: bool) 
 
 def lower_source(text: str, filename: str, overrides: Mapping[str, object] | None = None) -> ModuleOp:
     """A module holding the `goal.filter` of a JSON config."""
-    from cain.dialects.goal import filter_to_op
-
     return ModuleOp([filter_to_op(parse_filter(text, filename, overrides))])

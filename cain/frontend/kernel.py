@@ -20,6 +20,7 @@ from lark.exceptions import UnexpectedCharacters, UnexpectedEOF, UnexpectedInput
 from xdsl.dialects.builtin import ModuleOp
 
 from cain.diagnostics import CainError, Location
+from cain.dialects.goal import filter_to_op
 from cain.frontend.options import (
     CHECKS,
     DEFAULT_INPUT,
@@ -476,6 +477,4 @@ def _weights(tree: Tree, channels: dict[str, int], inputs: list[tuple[str, str]]
 
 def lower_source(text: str, filename: str, overrides: Mapping[str, object] | None = None) -> ModuleOp:
     """A module holding the `goal.filter` of a kernel file."""
-    from cain.dialects.goal import filter_to_op
-
     return ModuleOp([filter_to_op(parse_filter(text, filename, overrides))])

@@ -4,6 +4,7 @@
 register-allocated plan found within the budget.
 """
 
-from cain.search.engine import PlanEvent, SearchConfig, SearchResult, search
+from cain.search.config import PlanEvent, SearchConfig, SearchResult
+from cain.search.engine import search
 
 __all__ = ["PlanEvent", "SearchConfig", "SearchResult", "search"]

@@ -1,0 +1,122 @@
+"""What a search is asked to do (`SearchConfig`) and what it reports (`SearchResult`)."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+
+from cain.diagnostics import CainError
+from cain.model.filter import Filter
+from cain.model.program import Program
+
+TRAVERSALS = ("cgds", "dfs", "bfs", "best-first")
+COSTS = ("macros", "icws")
+HEURISTICS = ("scamp5", "random")
+DEFAULT_TIME = 10.0
+PORTFOLIO_RESTART = 1000
+"""Nodes before the first restart of the portfolio's odd-numbered workers: restarts find the shared
+structure of the combined Gaussians far sooner, and cost a little on kernels without such structure, so
+one worker of two restarts and the other does not."""
+
+
+@dataclass(frozen=True)
+class SearchConfig:
+    """How to search: instruction set, register file, budgets, determinism and traversal."""
+
+    instruction_set: str = "all"
+    registers: int | tuple[str, ...] | None = None
+    node_budget: int | None = None
+    time_budget: float | None = None
+    seed: int = 0
+    workers: int = 1
+    traversal: str = "cgds"
+    cost: str = "macros"
+    heuristic: str = "scamp5"
+    progress: bool | None = None
+    branch: int = 40
+    """Children kept per node (the cheapest by the heuristic)."""
+    exhaustive_atoms: int = 6
+    """Goals with at most this many atoms are split every possible way; bigger ones by the cheaper
+    atom-distance generator."""
+    scaled_relations: int = 0
+    """Also split goals along halved (1, 2, ... times) copies of the other goals of the bag."""
+    scaled_patterns: bool = False
+    """The heuristic counts goals equal up to translation and a power-of-two scale as one pattern."""
+    macros: tuple[str, ...] | None = None
+    """Use only these macros of the instruction set (None: all of them)."""
+    restart: int = 0
+    """Start the traversal again after this many nodes, each round 1.5 times longer and its order
+    jittered by a new seed; the best plan bounds every round. 0: worker 0 never restarts, and the
+    portfolio's odd-numbered workers restart every `PORTFOLIO_RESTART` nodes."""
+    restart_jitter: float = 0.25
+    """The relative jitter of the heuristic in rounds after the first."""
+    cache_limit: int = 3_000_000
+    """Most goal-bags remembered for culling; the cache is emptied when it grows past this."""
+    frontier_limit: int = 600_000
+    """Most candidate children the frontier's nodes hold (they are most of a search's memory); past it,
+    a node put back on the frontier keeps only its next `frontier_keep` children."""
+    frontier_keep: int = 3
+    kernel_by_kernel: float = 0.1
+    """For a filter of several kernels: when the simultaneous search ends without a plan, this share of its
+    budget again goes to compiling the kernels one at a time (`cain.search.kernel_by_kernel`) for a plan to return.
+    0: never."""
+
+
+@dataclass(frozen=True)
+class PlanEvent:
+    """One improvement of the best plan: when it was found and how long it is."""
+
+    nodes: int
+    seconds: float
+    macros: int
+    icws: int
+
+
+@dataclass
+class SearchResult:
+    """The best verified plan (register-allocated, and as SSA in `plan`) and how the search went."""
+
+    program: Program | None
+    events: list[PlanEvent] = field(default_factory=list)
+    nodes: int = 0
+    seconds: float = 0.0
+    peak_memory: int = 0
+    stopped: str = "exhausted"
+    plan: Program | None = None
+    """The best plan as the search built it: SSA values, no registers (what the search pass emits)."""
+    kernel_by_kernel: bool = False
+    """The plan was found kernel by kernel, the simultaneous search having found none."""
+
+
+def register_names(filt: Filter, cfg: SearchConfig) -> tuple[str, ...]:
+    """The register names to allocate; a clear error for an invalid configuration."""
+    if cfg.traversal not in TRAVERSALS:
+        raise CainError(f"search: unknown traversal '{cfg.traversal}' (choose from {', '.join(TRAVERSALS)})")
+    if cfg.cost not in COSTS:
+        raise CainError(f"search: unknown cost '{cfg.cost}' (choose from {', '.join(COSTS)})")
+    if cfg.heuristic not in HEURISTICS:
+        raise CainError(f"search: unknown heuristic '{cfg.heuristic}' (choose from {', '.join(HEURISTICS)})")
+    if cfg.instruction_set not in ("all", "basic"):
+        raise CainError(f"search: unknown instruction set '{cfg.instruction_set}' (choose from all, basic)")
+    if cfg.workers < 1:
+        raise CainError(f"search: workers must be at least 1, not {cfg.workers}")
+    if cfg.node_budget is not None and cfg.node_budget < 1:
+        raise CainError(f"search: the node budget must be positive, not {cfg.node_budget}")
+    if cfg.time_budget is not None and cfg.time_budget <= 0:
+        raise CainError(f"search: the time budget must be positive, not {cfg.time_budget}")
+    regs = cfg.registers
+    if regs is None:
+        names = tuple(filt.registers)
+    elif isinstance(regs, int):
+        if regs < 1:
+            raise CainError(f"search: the register count must be positive, not {regs}")
+        names = tuple(filt.registers[:regs]) + tuple(f"R{i}" for i in range(len(filt.registers), regs))
+    else:
+        names = tuple(regs)
+    pinned = {r for _, r in filt.inputs} | {k.register for k in filt.kernels}
+    missing = sorted(pinned - set(names))
+    if missing:
+        raise CainError(
+            f"search: register(s) {', '.join(missing)} hold inputs or outputs but are not in the register file "
+            f"{', '.join(names)}; add them or use more registers"
+        )
+    return names

@@ -1,0 +1,290 @@
+"""One search process: the traversal of goal-bags from the kernels back to the inputs (CGDS, DFS, BFS or
+best-first), its cache, its bound and its best verified plan."""
+
+from __future__ import annotations
+
+import heapq
+import time
+from collections import deque
+
+from cain.backend.regalloc import allocate
+from cain.backend.verify import verify_program
+from cain.diagnostics import CainError
+from cain.model.filter import Filter
+from cain.model.isa import MACROS
+from cain.model.program import Program
+from cain.search import atoms
+from cain.search.config import DEFAULT_TIME, PORTFOLIO_RESTART, PlanEvent, SearchConfig
+from cain.search.plan import direct_solution, to_program
+from cain.search.space import Pair, Space
+
+
+def finish(program: Program, filt: Filter, names: tuple[str, ...]) -> Program | None:
+    """The plan register-allocated and verified, or None when allocation fails."""
+    try:
+        program = allocate(program, names)
+    except CainError:
+        return None
+    verify_program(program, filt.initial_goals(), filt.final_goals(), filt.depth)
+    return program
+
+
+class _Node:
+    __slots__ = ("bag", "cands", "cost", "idx", "lb", "pair", "parent")
+
+    def __init__(self, bag, cost, parent, pair, lb):
+        self.bag = bag
+        self.cost = cost
+        self.parent = parent
+        self.pair = pair
+        self.cands = None
+        self.idx = 0
+        self.lb = lb
+
+
+class Worker:
+    """One search process: its own goal space, frontier and cache."""
+
+    def __init__(self, filt: Filter, cfg: SearchConfig, names: tuple[str, ...], index: int = 0, shared=None):
+        self.filt = filt
+        self.cfg = cfg
+        self.names = names
+        self.index = index
+        self.shared = shared
+        # a portfolio: worker 0 as configured, the others differ in the heuristic's patterns, the
+        # exhaustive-split threshold and a seeded jitter of the heuristic's order
+        variant = index % 4
+        self.space = Space(
+            cfg.instruction_set,
+            filt.depth,
+            len(names),
+            [atoms.from_goal(g) for g in filt.initial_goals()],
+            exhaustive_atoms=cfg.exhaustive_atoms + (0, -1, 1, 0)[variant],
+            heuristic=cfg.heuristic,
+            seed=cfg.seed * 1000 + index,
+            jitter=(0.0, 0.2, 0.2, 0.0)[variant] if index else 0.0,
+            scaled_relations=cfg.scaled_relations,
+            scaled_patterns=cfg.scaled_patterns != (variant in (1, 3)),
+            only=frozenset(cfg.macros) if cfg.macros is not None else None,
+        )
+        self.branch = cfg.branch + (0, -8, 8, 0)[variant]
+        self.icws_cost = cfg.cost == "icws"
+        self.root = self.space.bag(atoms.from_goal(g) for g in filt.final_goals())
+        self.initial = self.space.bag(atoms.from_goal(g) for g in filt.initial_goals())
+        self.best_cost = 1 << 30
+        self.best: Program | None = None
+        self.best_plan: Program | None = None
+        self.events: list[PlanEvent] = []
+        self.nodes = 0
+        self.start = time.perf_counter()
+        self.discarded = 0
+
+    # -- plans ----------------------------------------------------------------------------------
+    def _step_cost(self, macro: str) -> int:
+        return MACROS[macro].icws if self.icws_cost else 1
+
+    def _min_step(self) -> int:
+        return min(m.icws for m in MACROS.values()) if self.icws_cost else 1
+
+    def _plan(self, node: _Node, tail: list[Pair]) -> None:
+        pairs: list[Pair] = []
+        n = node
+        while n.parent is not None:
+            pairs.append(n.pair)
+            n = n.parent
+        pairs.reverse()
+        pairs.extend(tail)
+        program = to_program(self.space, self.filt, pairs)
+        cost = program.icws if self.icws_cost else program.macros
+        if cost >= self.best_cost:
+            return
+        done = finish(program, self.filt, self.names)
+        if done is None:
+            self.discarded += 1
+            return
+        cost = done.icws if self.icws_cost else done.macros
+        if cost >= self.best_cost:
+            return
+        self.best_cost = cost
+        self.best = done
+        self.best_plan = program
+        self.events.append(PlanEvent(self.nodes, time.perf_counter() - self.start, done.macros, done.icws))
+        if self.shared is not None:
+            with self.shared["best"].get_lock():
+                if cost < self.shared["best"].value:
+                    self.shared["best"].value = cost
+                    self.shared["macros"].value = done.macros
+                    self.shared["icws"].value = done.icws
+
+    def _naive_cap(self) -> int:
+        """A cost no plan worth finding exceeds: roughly that of building every atom position of every
+        goal on its own (the count from division-chain values, a move per two steps of distance, an add),
+        so the search never dives into absurdly long plans before its first one."""
+        steps = self.filt.depth + len(self.filt.kernels) + 1
+        for g in self.root:
+            for x, y, _, c in self.space.goal_of[g]:
+                steps += abs(c).bit_count() + (abs(x) + abs(y) + 1) // 2 + 1
+        return steps * (max(m.icws for m in MACROS.values()) if self.icws_cost else 1) + 1
+
+    def _bound(self) -> int:
+        if self.shared is not None and self.shared.get("share"):
+            v = self.shared["best"].value
+            if v < self.best_cost:
+                return v
+        return self.best_cost
+
+    # -- the search -----------------------------------------------------------------------------
+    def run(self, progress=None) -> str:
+        """Search until the frontier is empty or a budget ends; returns why it stopped.
+
+        With `restart`, the traversal starts again from the final goals after that many nodes (the next
+        round half as long again, and so on), its children's order jittered by a new seed each round:
+        the best plan so far bounds every round, and the memoised pair generation carries over."""
+        cfg = self.cfg
+        space = self.space
+        if len(self.root) > len(self.names):
+            raise CainError(
+                f"search: the filter has {len(self.root)} kernels but only {len(self.names)} registers; "
+                f"use more registers"
+            )
+        time_budget = cfg.time_budget
+        if cfg.node_budget is None and time_budget is None:
+            time_budget = DEFAULT_TIME
+        self.deadline = self.start + time_budget if time_budget is not None else None
+        self.bound = min(self.best_cost, self._naive_cap())
+        self.next_check = 0
+        restart = cfg.restart or (PORTFOLIO_RESTART if self.index % 2 else 0)
+        if cfg.heuristic != "scamp5":
+            restart = 0
+        length = restart
+        rounds = 0
+        while True:
+            round_end = self.nodes + int(length) if restart else None
+            stopped = self._round(progress, round_end)
+            if stopped != "round":
+                break
+            rounds += 1
+            length *= 1.5
+            space.jitter = max(space.jitter, cfg.restart_jitter)
+            space.rng.seed(cfg.seed * 1_000_003 + self.index * 1009 + rounds)
+        if progress is not None:
+            progress(self, time.perf_counter())
+        return stopped
+
+    def _round(self, progress, round_end: int | None) -> str:
+        """One traversal from the final goals until a budget, the round's end or exhaustion."""
+        cfg = self.cfg
+        space = self.space
+        node_budget = cfg.node_budget
+        deadline = self.deadline
+        traversal = cfg.traversal
+        cache: dict[tuple[int, ...], int] = {}
+        initial = self.initial
+        initial_set = set(initial)
+        min_step = self._min_step()
+        branch = self.branch
+        root = _Node(self.root, 0, None, None, space.lower_bound(self.root))
+        frontier = deque([root]) if traversal != "best-first" else [(0.0, 0, root)]
+        counter = 1
+        bound = self.bound
+        tot = space.tot
+        atom_cap = 2 * sum(tot[g] for g in self.root) + sum(tot[g] for g in self.initial)
+        direct_size = len(initial) + 2 + len(self.filt.kernels)
+        stopped = "exhausted"
+        held = 0  # candidate children held by the frontier's nodes
+        frontier_limit = cfg.frontier_limit
+        keep = cfg.frontier_keep
+        while frontier:
+            if traversal == "best-first":
+                _, _, node = heapq.heappop(frontier)
+            elif traversal == "dfs":
+                node = frontier.pop()
+            else:
+                node = frontier.popleft()
+            if node.cost + node.lb * min_step >= bound:
+                if node.cands:
+                    held -= len(node.cands)
+                    node.cands = ()  # its descendants keep it alive: drop what it alone holds
+                continue
+            if node.cands is None:
+                if node_budget is not None and self.nodes >= node_budget:
+                    stopped = "nodes"
+                    break
+                if round_end is not None and self.nodes >= round_end:
+                    stopped = "round"
+                    break
+                if self.nodes >= self.next_check:
+                    self.next_check = self.nodes + 64
+                    now = time.perf_counter()
+                    if deadline is not None and now >= deadline:
+                        stopped = "time"
+                        break
+                    bound = min(bound, self._bound())
+                    if progress is not None:
+                        progress(self, now)
+                    if node.cost + node.lb * min_step >= bound:
+                        continue
+                self.nodes += 1
+                bag = node.bag
+                seen = cache.get(bag)
+                if seen is not None and seen <= node.cost:
+                    continue
+                if len(cache) >= cfg.cache_limit:
+                    cache.clear()
+                cache[bag] = node.cost
+                if bag == initial or len(bag) < len(initial) and set(bag) <= initial_set:
+                    self._plan(node, [])
+                    bound = min(bound, self.best_cost)
+                    continue
+                if len(bag) <= direct_size:
+                    tail = direct_solution(space, bag)
+                    if tail is not None:
+                        extra = sum(self._step_cost(p[0]) for p in tail)
+                        if node.cost + extra < bound:
+                            self._plan(node, tail)
+                            bound = min(bound, self.best_cost)
+                            continue
+                node.cands = space.pairs(bag, branch)
+                node.idx = 0
+                held += len(node.cands)
+            # yield the node's next child that is not culled
+            cands = node.cands
+            child = None
+            while node.idx < len(cands):
+                h, pair, cbag = cands[node.idx]
+                node.idx += 1
+                cost = node.cost + self._step_cost(pair[0])
+                seen = cache.get(cbag)
+                if seen is not None and seen <= cost:
+                    continue
+                lb = space.lower_bound(cbag)
+                if cost + lb * min_step >= bound or sum([tot[g] for g in cbag]) > atom_cap:
+                    continue
+                child = _Node(cbag, cost, node, pair, lb)
+                break
+            if child is None or node.idx >= len(cands):
+                held -= len(cands)
+                node.cands = ()  # spent: its descendants keep it alive, not its children list
+                if child is None:
+                    continue
+            elif held > frontier_limit and len(cands) - node.idx > keep:
+                held -= len(cands) - keep
+                node.cands = cands = cands[node.idx : node.idx + keep]
+                node.idx = 0
+            if traversal == "cgds":
+                frontier.appendleft(child)
+                frontier.append(node)
+            elif traversal == "dfs":
+                frontier.append(node)
+                frontier.append(child)
+            elif traversal == "bfs":
+                frontier.append(child)
+                frontier.appendleft(node)
+            else:
+                counter += 1
+                heapq.heappush(frontier, (h, counter, child))
+                if node.idx < len(cands):
+                    counter += 1
+                    heapq.heappush(frontier, (cands[node.idx][0], counter, node))
+        self.bound = bound
+        return stopped
