@@ -13,6 +13,8 @@ from collections.abc import Sequence
 from types import ModuleType
 from typing import IO
 
+from xdsl.context import Context
+from xdsl.dialects import get_all_dialects
 from xdsl.dialects.builtin import Builtin, ModuleOp
 from xdsl.ir import Dialect
 from xdsl.passes import ModulePass
@@ -30,9 +32,11 @@ from xdsl.xdsl_opt_main import xDSLOptMain
 from cain.diagnostics import CainError
 from cain.dialects.goal import GoalDialect
 from cain.dialects.scamp5 import Scamp5Dialect
+from cain.dialects.tosa import TosaDialect
 from cain.frontend import READERS
 from cain.frontend.options import CHECKS, DEFAULT_INSTRUCTION_SET, DEFAULT_MAX_DEPTH, OVERRIDE_KEYS
 from cain.model.isa import DEFAULT_REGISTERS, INSTRUCTION_SETS
+from cain.passes.convert_linalg_to_goal import ConvertLinalgToGoalPass
 from cain.passes.emit import EmitPass, emitted_text
 from cain.passes.expand_bus import ExpandBusPass
 from cain.passes.regalloc import RegallocPass
@@ -41,12 +45,30 @@ from cain.passes.verify import VerifyPass
 
 DIALECTS: tuple[Dialect, ...] = (GoalDialect, Scamp5Dialect)
 
-PASSES: tuple[type[ModulePass], ...] = (SearchPass, RegallocPass, ExpandBusPass, VerifyPass, EmitPass)
+PASSES: tuple[type[ModulePass], ...] = (
+    ConvertLinalgToGoalPass,
+    SearchPass,
+    RegallocPass,
+    ExpandBusPass,
+    VerifyPass,
+    EmitPass,
+)
 """Cain's passes, in pipeline order."""
 
 DESCRIPTION = """Compile convolution kernels (.cain files) into SCAMP-5 code, or run Cain's passes on IR.
 With no pipeline, a .cain file is printed as goal IR. The usual pipeline is
   cain-opt kernel.cain --pass-pipeline=search,regalloc,emit"""
+
+
+def register_dialects(ctx: Context) -> Context:
+    """Cain's dialects, and xDSL's (loaded when used) for models from other pipelines, with `tosa`
+    extended by `tosa.conv2d`."""
+    for name, dialect in get_all_dialects().items():
+        if name not in ("builtin", TosaDialect.name):
+            ctx.register_dialect(name, dialect)
+    for dialect in (Builtin, TosaDialect, *DIALECTS):
+        ctx.load_dialect(dialect)
+    return ctx
 
 
 class CainOptMain(xDSLOptMain):
@@ -55,8 +77,7 @@ class CainOptMain(xDSLOptMain):
     version_format = "cain-opt (xDSL {xdsl_version})"
 
     def register_all_dialects(self):
-        for dialect in (Builtin, *DIALECTS):
-            self.ctx.load_dialect(dialect)
+        register_dialects(self.ctx)
 
     def register_all_passes(self):
         for cls in PASSES:

@@ -1,0 +1,454 @@
+"""Cain as a library: `cain.compile` one filter, `cain.compile_many` a batch on any executor.
+
+Both run the same passes as `cain-opt` (cain/passes) on the same IR, so the library and the command line
+cannot drift apart; every mistake in the input is a `CainError` whose text is what the command line prints.
+"""
+
+from __future__ import annotations
+
+import csv
+import os
+import sys
+import time as clock
+from collections.abc import Callable, Iterable, Iterator, Sequence
+from concurrent.futures import Executor, Future, ProcessPoolExecutor, as_completed
+from dataclasses import dataclass, field, replace
+from fractions import Fraction
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+from tqdm import tqdm
+from xdsl.context import Context
+from xdsl.dialects.builtin import ModuleOp
+from xdsl.parser import Parser
+from xdsl.utils.exceptions import DiagnosticException, ParseError, PassFailedException, VerifyException
+
+from cain.backend.convert import program_from_kernel
+from cain.backend.emit_c import emit_kernel, emit_module
+from cain.backend.sim import Noise, shift, simulate
+from cain.cli import register_dialects
+from cain.diagnostics import CainError
+from cain.dialects.goal import FilterOp, filter_from_op, filter_to_op
+from cain.dialects.scamp5 import KernelOp
+from cain.frontend import READERS
+from cain.frontend.onnx_model import onnx_filters
+from cain.frontend.tensor import filter_from_weights
+from cain.model.filter import Filter
+from cain.model.program import Program
+from cain.passes.convert_linalg_to_goal import ConvertLinalgToGoalPass
+from cain.passes.emit import EmitPass, emitted_text
+from cain.passes.expand_bus import ExpandBusPass
+from cain.passes.regalloc import RegallocPass
+from cain.passes.search import SearchPass
+from cain.passes.verify import VerifyPass
+
+XDSL_ERRORS = (ParseError, VerifyException, DiagnosticException, PassFailedException)
+"""xDSL's errors about the input, which `cain-opt` prints as `error: ...`."""
+
+FRONTEND_OPTIONS = ("registers", "instruction_set", "max_depth", "max_error")
+"""The options that shape the filter (the command line's overrides of a kernel file)."""
+
+LEVELS = ("goal", "scamp5", "allocated", "bus")
+"""The IR levels a result keeps: goal IR, scamp5 on SSA values, on registers, as bus micro-ops."""
+
+
+@dataclass
+class Compiled:
+    """One compiled filter: its verified program, C, IR at every level and counts."""
+
+    filter: Filter
+    program: Program
+    """The register-allocated macro program (what the C runs)."""
+    c: str
+    """A C++ file for the SCAMP-5d SDK with the filter's function."""
+    function: str
+    """The function alone (what a batch file gathers)."""
+    ir: dict[str, str]
+    """The IR text at each of `LEVELS`."""
+    macros: int
+    icws: int
+    seconds: float = 0.0
+
+    @property
+    def name(self) -> str:
+        return self.filter.name
+
+    @property
+    def depth(self) -> int:
+        """The approximation depth: every weight is a multiple of 1/2^depth."""
+        return self.filter.depth
+
+    @property
+    def errors(self) -> dict[str, Fraction]:
+        """Each kernel's approximation error, sum |weight - approximation|."""
+        return {k.name: k.error for k in self.filter.kernels}
+
+    def simulate(self, image: Any, noise: float | Noise | None = None, seed: int = 0) -> np.ndarray:
+        """The program's outputs on `image` in the SCAMP-5 model (every macro as its bus micro-ops), one
+        array per kernel: `[kernel, row, column]`. `image` is 2-D for one input channel, else
+        `[channel, row, column]`; `noise` a `Noise` or the standard deviation of each bus transfer."""
+        if isinstance(noise, int | float):
+            noise = Noise(sigma=float(noise), seed=seed)
+        outputs = simulate(self.program, self._images(image), noise=noise, seed=seed)
+        return np.stack(outputs)
+
+    def exact(self, image: Any) -> np.ndarray:
+        """The direct convolution of `image` with the weights as written (before approximation),
+        `[kernel, row, column]`, pixels beyond the edge reading 0 as on the device."""
+        images = self._images(image)
+        out = np.zeros((len(self.filter.kernels), *images.shape[1:]))
+        for k, kernel in enumerate(self.filter.kernels):
+            for z, matrix in enumerate(kernel.weights):
+                cy, cx = len(matrix) // 2, len(matrix[0]) // 2
+                for r, row in enumerate(matrix):
+                    for c, w in enumerate(row):
+                        if w:
+                            out[k] += float(w) * shift(images[z], (c - cx, cy - r))
+        return out
+
+    def _images(self, image: Any) -> np.ndarray:
+        images = np.asarray(image, dtype=np.float64)
+        if images.ndim == 2:
+            images = images[None]
+        channels = len(self.filter.inputs)
+        if images.ndim != 3 or len(images) != channels:
+            raise CainError(
+                f"{self.name}: give {'a 2-D image' if channels == 1 else f'{channels} images'} "
+                f"([channel, row, column]), not an array of shape {np.shape(image)}"
+            )
+        return images
+
+
+def _context() -> Context:
+    return register_dialects(Context())
+
+
+def read_filters(source: Any, **options: Any) -> list[Filter]:
+    """The filters a source describes: a `.cain` / `.json` / `.mlir` / `.onnx` path, kernel-language text,
+    a `Filter`, or weights (see `cain.frontend.tensor.filter_from_weights`, whose options apply).
+
+    `options`: `registers`, `instruction_set`, `max_depth`, `max_error` (None: the file's or the default);
+    for weights also `name`, `outputs`, `inputs`, `kernel_names`; for ONNX `outputs_per_filter`, `bias`."""
+    try:
+        return _read(source, {k: v for k, v in options.items() if v is not None})
+    except XDSL_ERRORS as e:
+        raise CainError(str(e)) from None
+
+
+def _read(source: Any, options: dict[str, Any]) -> list[Filter]:
+    overrides = {k: options.pop(k) for k in FRONTEND_OPTIONS if k in options}
+    if isinstance(source, Filter):
+        _no_options(options, "a Filter")
+        return [source]
+    if isinstance(source, os.PathLike) or (isinstance(source, str) and _looks_like_path(source)):
+        path = Path(source)
+        kind = path.suffix.lstrip(".")
+        if not path.is_file():
+            raise CainError(
+                f"cannot read '{path}': {'it is a directory' if path.is_dir() else 'no such file'}"
+            )
+        if kind == "onnx":
+            return onnx_filters(path, **overrides, **options)
+        _no_options(options, f"a .{kind} file")
+        if kind in READERS:
+            return [READERS[kind].parse_filter(path.read_text(), str(path), overrides)]
+        if kind == "mlir":
+            return _ir_filters(path.read_text(), str(path), overrides)
+        raise CainError(
+            f"cannot read '{path}': unknown file type '.{kind}' (expected .cain, .json, .mlir or .onnx)"
+        )
+    if isinstance(source, str):
+        _no_options(options, "kernel-language text")
+        return [READERS["cain"].parse_filter(source, options.get("name", "<string>"), overrides)]
+    return [filter_from_weights(source, **overrides, **options)]
+
+
+def _looks_like_path(text: str) -> bool:
+    """A one-line string naming a kernel, IR or model file (kernel text holds `output` or a newline)."""
+    return "\n" not in text and Path(text).suffix in (".cain", ".json", ".mlir", ".onnx")
+
+
+def _no_options(options: dict[str, Any], what: str) -> None:
+    extra = sorted(k for k in options if k != "name" or what != "kernel-language text")
+    if extra:
+        raise CainError(f"{', '.join(extra)}: only for weights, not for {what}")
+
+
+def _ir_filters(text: str, filename: str, overrides: dict[str, Any]) -> list[Filter]:
+    """The filters of goal IR, or of a model's convolutions (by `convert-linalg-to-goal`)."""
+    module = Parser(_context(), text, filename).parse_module()
+    if not any(isinstance(op, FilterOp) for op in module.walk()):
+        ConvertLinalgToGoalPass(**_linalg_options(overrides)).apply(_context(), module)
+    elif overrides:
+        raise CainError(
+            f"{', '.join(overrides)}: IR input already holds its approximated goals (recompile the kernel file)"
+        )
+    return [filter_from_op(op) for op in module.walk() if isinstance(op, FilterOp)]
+
+
+def _linalg_options(overrides: dict[str, Any]) -> dict[str, Any]:
+    options = dict(overrides)
+    if "max_error" in options:
+        options["max_error"] = str(options["max_error"])
+    if "registers" in options:
+        options["registers"] = tuple(options["registers"])
+    return options
+
+
+@dataclass(frozen=True)
+class SearchOptions:
+    """The search pass's options, as `cain-opt -p 'search{...}'` takes them."""
+
+    budget: int | None = None
+    time: float | None = None
+    seed: int = 0
+    workers: int = 1
+    cost: str = "macros"
+
+    def search_pass(self) -> SearchPass:
+        return SearchPass(
+            budget=self.budget,
+            time=self.time,
+            seed=self.seed,
+            workers=self.workers,
+            cost=self.cost,
+            quiet=True,
+        )
+
+
+def compile_filter(filt: Filter, search: SearchOptions = SearchOptions()) -> Compiled:
+    """Run `search`, `regalloc`, `emit` (and `expand-bus`, `verify` for the bus level) on the goal IR of
+    `filt`, keeping the IR after each pass."""
+    start = clock.perf_counter()
+    ctx = _context()
+    module = ModuleOp([filter_to_op(filt)])
+    ir = {"goal": str(module)}
+    try:
+        search.search_pass().apply(ctx, module)
+        ir["scamp5"] = str(module)
+        RegallocPass().apply(ctx, module)
+        ir["allocated"] = str(module)
+        bus = module.clone()
+        ExpandBusPass().apply(ctx, bus)
+        VerifyPass().apply(ctx, bus)
+        ir["bus"] = str(bus)
+        EmitPass().apply(ctx, module)
+    except XDSL_ERRORS as e:
+        raise CainError(str(e)) from None
+    (kernel,) = [op for op in module.walk() if isinstance(op, KernelOp)]
+    program = program_from_kernel(kernel)
+    c = emitted_text(module)
+    assert c is not None
+    return Compiled(
+        filt, program, c, emit_kernel(kernel), ir, program.macros, program.icws, clock.perf_counter() - start
+    )
+
+
+def compile(
+    source: Any,
+    *,
+    registers: Sequence[str] | str | None = None,
+    instruction_set: str | None = None,
+    max_depth: int | None = None,
+    max_error: Any = None,
+    budget: int | None = None,
+    time: float | None = None,
+    seed: int = 0,
+    workers: int = 1,
+    cost: str = "macros",
+    **weights_options: Any,
+) -> Compiled:
+    """Compile one filter (see `read_filters` for the sources and `weights_options`) to verified SCAMP-5
+    code. Without `budget` (search nodes, deterministic) or `time` (seconds), the search runs 10 s."""
+    filters = read_filters(
+        source,
+        registers=registers,
+        instruction_set=instruction_set,
+        max_depth=max_depth,
+        max_error=max_error,
+        **weights_options,
+    )
+    if len(filters) != 1:
+        names = ", ".join(f.name for f in filters)
+        raise CainError(
+            f"the source holds {len(filters)} filters ({names}); compile them with cain.compile_many"
+        )
+    return compile_filter(filters[0], SearchOptions(budget, time, seed, workers, cost))
+
+
+# -- batches ---------------------------------------------------------------------------------------
+
+
+@dataclass
+class BatchItem:
+    """One filter of a batch: what it came from, and its result or the error that stopped it."""
+
+    name: str
+    source: str
+    compiled: Compiled | None = None
+    error: str | None = None
+
+    @property
+    def ok(self) -> bool:
+        return self.compiled is not None
+
+
+@dataclass
+class Batch:
+    """The outcome of `compile_many`, in the order of its sources."""
+
+    items: list[BatchItem] = field(default_factory=list)
+
+    def __iter__(self) -> Iterator[BatchItem]:
+        return iter(self.items)
+
+    def __len__(self) -> int:
+        return len(self.items)
+
+    @property
+    def failed(self) -> list[BatchItem]:
+        return [i for i in self.items if not i.ok]
+
+    def c(self) -> str:
+        """One C++ file with the function of every compiled filter."""
+        return emit_module([]) + "\n".join(i.compiled.function + "\n" for i in self.items if i.compiled)
+
+    def rows(self) -> list[dict[str, object]]:
+        """The summary table: one row per filter."""
+        rows: list[dict[str, object]] = []
+        for item in self.items:
+            done = item.compiled
+            errors = done.errors if done else {}
+            rows.append(
+                {
+                    "filter": item.name,
+                    "source": item.source,
+                    "kernels": len(errors) if done else "",
+                    "depth": done.depth if done else "",
+                    "macros": done.macros if done else "",
+                    "icws": done.icws if done else "",
+                    "approx error": f"{float(sum(errors.values(), Fraction(0))):.4g}" if done else "",
+                    "seconds": f"{done.seconds:.2f}" if done else "",
+                    "status": "verified" if done else item.error,
+                }
+            )
+        return rows
+
+    def table(self) -> str:
+        """The summary as a Markdown table."""
+        rows = self.rows()
+        head = list(rows[0]) if rows else ["filter"]
+        lines = ["| " + " | ".join(head) + " |", "|" + "|".join("---" for _ in head) + "|"]
+        lines += ["| " + " | ".join(str(r[h]).replace("|", "/") for h in head) + " |" for r in rows]
+        return "\n".join(lines) + "\n"
+
+    def write(self, c_path: str | Path, table_path: str | Path | None = None) -> None:
+        """Write the C file and the summary table (CSV for a `.csv` path, else Markdown)."""
+        Path(c_path).write_text(self.c())
+        if table_path is not None:
+            path = Path(table_path)
+            if path.suffix == ".csv":
+                with path.open("w", newline="") as out:
+                    rows = self.rows()
+                    writer = csv.DictWriter(out, fieldnames=list(rows[0]) if rows else ["filter"])
+                    writer.writeheader()
+                    writer.writerows(rows)
+            else:
+                path.write_text(self.table())
+
+
+KERNEL_FILES = (".cain", ".json")
+
+
+def expand_sources(sources: Iterable[Any], **options: Any) -> list[BatchItem | tuple[str, Filter]]:
+    """Every filter the sources hold, in order, a directory standing for its kernel files; a source that
+    cannot be read becomes a failed `BatchItem`. Filter names are made unique (`name_2`, ...)."""
+    expanded: list[BatchItem | tuple[str, Filter]] = []
+    seen: dict[str, int] = {}
+    for index, source in enumerate(sources):
+        if isinstance(source, str | os.PathLike) and Path(source).is_dir():
+            files = sorted(p for p in Path(source).iterdir() if p.suffix in KERNEL_FILES)
+            if not files:
+                expanded.append(
+                    BatchItem(str(source), str(source), error=f"error: '{source}' holds no kernel file")
+                )
+            expanded += expand_sources(files, **options)
+            continue
+        label = str(source) if isinstance(source, str | os.PathLike) else f"source {index}"
+        try:
+            named = dict(options)
+            if not isinstance(source, str | os.PathLike | Filter):
+                named.setdefault("name", f"filter{index}")
+            filters = read_filters(source, **named)
+        except CainError as e:
+            expanded.append(BatchItem(label, label, error=str(e)))
+            continue
+        for filt in filters:
+            count = seen.get(filt.name, 0) + 1
+            seen[filt.name] = count
+            expanded.append((label, filt if count == 1 else replace(filt, name=f"{filt.name}_{count}")))
+    return expanded
+
+
+def _compile_job(filt: Filter, search: SearchOptions) -> Compiled:
+    return compile_filter(filt, search)
+
+
+def compile_many(
+    sources: Iterable[Any],
+    *,
+    executor: Executor | None = None,
+    jobs: int | None = None,
+    progress: bool | None = None,
+    budget: int | None = None,
+    time: float | None = None,
+    seed: int = 0,
+    workers: int = 1,
+    cost: str = "macros",
+    on_done: Callable[[BatchItem], None] | None = None,
+    **options: Any,
+) -> Batch:
+    """Compile every filter of `sources` (paths, directories, models, weights; `options` as for
+    `read_filters`) in parallel: on `executor` (any `concurrent.futures.Executor`, e.g. a Dask client's
+    `get_executor()`), else on `jobs` local processes (default: every core). A filter that fails is
+    reported with its error in the result and does not stop the others. `progress`: a tqdm bar on
+    stderr (default: when stderr is a terminal)."""
+    search = SearchOptions(budget, time, seed, workers, cost)
+    items = expand_sources(sources, **options)
+    batch = Batch([i if isinstance(i, BatchItem) else BatchItem(i[1].name, i[0]) for i in items])
+    todo = [(k, item[1]) for k, item in enumerate(items) if not isinstance(item, BatchItem)]
+    own = executor is None and len(todo) > 1 and (jobs or os.cpu_count() or 1) > 1
+    pool: Executor | None = ProcessPoolExecutor(jobs or os.cpu_count()) if own else executor
+    bar = tqdm(total=len(todo), desc="compiling", unit="filter", disable=not _show(progress), leave=False)
+    try:
+        futures: dict[Future, int] = {}
+        for k, filt in todo:
+            if pool is None:
+                _finish(batch.items[k], lambda filt=filt: compile_filter(filt, search), bar, on_done)
+            else:
+                futures[pool.submit(_compile_job, filt, search)] = k
+        for future in as_completed(futures):
+            _finish(batch.items[futures[future]], future.result, bar, on_done)
+    finally:
+        bar.close()
+        if own and pool is not None:
+            pool.shutdown()
+    return batch
+
+
+def _finish(item: BatchItem, result: Callable[[], Compiled], bar: tqdm, on_done) -> None:
+    """Record one filter's result or error (any error: one filter must not stop the batch)."""
+    try:
+        item.compiled = result()
+    except CainError as e:
+        item.error = str(e)
+    except Exception as e:  # noqa: BLE001 (a crash in one filter's compilation is reported with it)
+        item.error = f"error: {type(e).__name__}: {e}"
+    bar.update()
+    if on_done is not None:
+        on_done(item)
+
+
+def _show(progress: bool | None) -> bool:
+    return sys.stderr.isatty() if progress is None else progress
