@@ -22,7 +22,7 @@ class ConvertLinalgToGoalPass(ModulePass):
 
     max_depth: int | None = None
     """Largest approximation depth (default 8)."""
-    max_error: str | None = None
+    max_error: int | float | str | None = None
     """Largest total approximation error of a filter, e.g. 0 or 1/64 (default 0)."""
     registers: tuple[str, ...] | None = None
     """The register file (default A,B,C,D,E,F); inputs and outputs take the first registers."""

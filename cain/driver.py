@@ -1,0 +1,176 @@
+"""`cain`: the command for people (as `clang` beside `opt`; `cain-opt` stays the IR tool).
+
+    cain k.cain -o k.c                     compile one filter to verified C; counts and error on stderr
+    cain batch DIR|FILE... -o all.c        compile many filters in parallel, one C file and a summary table
+    cain picture k.cain -o k.png           the kernels, as written and approximated, and the program on a photo
+"""
+
+from __future__ import annotations
+
+import argparse
+import sys
+from collections.abc import Sequence
+from pathlib import Path
+
+from cain.api import Batch, Compiled, compile, compile_many
+from cain.cli import add_override_arguments, overrides_from_args
+from cain.diagnostics import CainError
+from cain.model.approx import format_fraction
+from cain.pictures import DEFAULT_NOISE, SAMPLE_IMAGES, picture
+from cain.search.config import DEFAULT_TIME
+
+
+def _search_arguments(parser: argparse.ArgumentParser) -> None:
+    group = parser.add_argument_group("search")
+    group.add_argument("--budget", type=int, metavar="N", help="stop after N search nodes (deterministic)")
+    group.add_argument("--time", type=float, metavar="S", help=f"search for S seconds (default {DEFAULT_TIME:g})")
+    group.add_argument("--seed", type=int, default=0, help="seed of the search (default 0)")
+    group.add_argument("--workers", type=int, default=1, help="search processes per filter (default 1)")
+    group.add_argument("--cost", choices=("macros", "icws"), default="macros", help="what to minimise")
+    add_override_arguments(parser)
+
+
+def _search_options(args: argparse.Namespace) -> dict[str, object]:
+    time = args.time if args.time is not None or args.budget is not None else DEFAULT_TIME
+    return {
+        "budget": args.budget,
+        "time": time,
+        "seed": args.seed,
+        "workers": args.workers,
+        "cost": args.cost,
+        **overrides_from_args(args),
+    }
+
+
+def summary(result: Compiled) -> str:
+    """`gauss3x3: 10 macros, 32 ICWs, depth 4; approximation error blur 0; verified`."""
+    errors = ", ".join(f"{k} {format_fraction(e)} (~{float(e):.3g})" for k, e in result.errors.items())
+    return (
+        f"{result.name}: {result.macros} macros, {result.icws} ICWs, depth {result.depth}; "
+        f"approximation error {errors}; verified (symbolically and in the simulator)"
+    )
+
+
+def _compile_parser() -> argparse.ArgumentParser:
+    parser = argparse.ArgumentParser(
+        prog="cain",
+        description="Compile a filter (.cain, .json, .mlir with one convolution, .onnx with one conv layer) "
+        "to verified C for the SCAMP-5d SDK. Subcommands: `cain batch ...` compiles many filters, "
+        "`cain picture ...` draws what a filter does (see `cain batch --help`, `cain picture --help`).",
+    )
+    parser.add_argument("input", help="the filter to compile")
+    parser.add_argument("-o", "--output", metavar="FILE", help="write the C here (default: stdout)")
+    _search_arguments(parser)
+    return parser
+
+
+def _batch_parser() -> argparse.ArgumentParser:
+    parser = argparse.ArgumentParser(
+        prog="cain batch",
+        description="Compile every filter of the given files and directories (and every conv layer of "
+        ".onnx / .mlir models) in parallel; write one C file and a summary table. A filter that fails is "
+        "listed with its error; the others are compiled all the same (exit status 1 if any failed).",
+    )
+    parser.add_argument("inputs", nargs="+", help="kernel files, directories of them, models")
+    parser.add_argument("-o", "--output", metavar="FILE", required=True, help="the C file to write")
+    parser.add_argument("--table", metavar="FILE", help="the summary table (.csv or Markdown; default: stdout)")
+    parser.add_argument("-j", "--jobs", type=int, help="local processes (default: every core)")
+    parser.add_argument(
+        "--scheduler", metavar="ADDRESS", help="run on a Dask distributed scheduler (needs cain[cluster])"
+    )
+    parser.add_argument(
+        "--outputs-per-filter", type=int, metavar="N", help="split a model's conv layers into filters of N kernels"
+    )
+    parser.add_argument("--no-progress", action="store_true", help="no progress bar")
+    _search_arguments(parser)
+    return parser
+
+
+def _picture_parser() -> argparse.ArgumentParser:
+    parser = argparse.ArgumentParser(
+        prog="cain picture",
+        description="Compile a filter and draw, as PNG, its kernels as written and as approximated, and the "
+        "program run on a photograph in the SCAMP-5 model (with and without noise) beside the exact "
+        "convolution. Needs cain[pictures] (matplotlib, scikit-image).",
+    )
+    parser.add_argument("input", help="the filter")
+    parser.add_argument("-o", "--output", metavar="FILE.png", required=True)
+    parser.add_argument("--image", choices=SAMPLE_IMAGES, default="camera", help="scikit-image's sample photo")
+    parser.add_argument(
+        "--noise", type=float, default=DEFAULT_NOISE, help=f"noise per bus transfer (default {DEFAULT_NOISE})"
+    )
+    _search_arguments(parser)
+    return parser
+
+
+def _run_compile(argv: list[str]) -> int:
+    args = _compile_parser().parse_args(argv)
+    result = compile(args.input, **_search_options(args))
+    if args.output:
+        Path(args.output).write_text(result.c)
+    else:
+        sys.stdout.write(result.c)
+    print(summary(result), file=sys.stderr)
+    return 0
+
+
+def _executor(address: str | None):
+    if address is None:
+        return None
+    try:
+        from distributed import Client  # an optional extra: cain[cluster]
+    except ImportError:
+        raise CainError("--scheduler needs Dask distributed: pip install 'cain[cluster]'") from None
+    return Client(address).get_executor()
+
+
+def _run_batch(argv: list[str]) -> int:
+    args = _batch_parser().parse_args(argv)
+    batch: Batch = compile_many(
+        args.inputs,
+        executor=_executor(args.scheduler),
+        jobs=args.jobs,
+        progress=False if args.no_progress else None,
+        outputs_per_filter=args.outputs_per_filter,
+        **_search_options(args),
+    )
+    batch.write(args.output, args.table)
+    if args.table is None:
+        sys.stdout.write(batch.table())
+    done = len(batch) - len(batch.failed)
+    print(f"cain batch: {done} of {len(batch)} filters compiled into {args.output}", file=sys.stderr)
+    for item in batch.failed:
+        print(f"{item.name}: {item.error}", file=sys.stderr)
+    return 1 if batch.failed else 0
+
+
+def _run_picture(argv: list[str]) -> int:
+    args = _picture_parser().parse_args(argv)
+    result = compile(args.input, **_search_options(args))
+    picture(result, args.output, image=args.image, noise=args.noise)
+    print(summary(result), file=sys.stderr)
+    print(f"cain picture: wrote {args.output}", file=sys.stderr)
+    return 0
+
+
+COMMANDS = {"batch": _run_batch, "picture": _run_picture}
+
+
+def main(argv: Sequence[str] | None = None) -> int:
+    """Runs `cain` on `argv`; returns the exit status (1: an error in the input, 2: bad usage)."""
+    argv = list(sys.argv[1:] if argv is None else argv)
+    run = COMMANDS.get(argv[0], _run_compile) if argv else _run_compile
+    try:
+        return run(argv[1:] if run is not _run_compile else argv)
+    except SystemExit as e:
+        return e.code if isinstance(e.code, int) else 1
+    except CainError as e:
+        print(e, file=sys.stderr)
+        return 1
+    except OSError as e:
+        print(f"cain: error: {e.strerror or e}: '{e.filename}'", file=sys.stderr)
+        return 1
+
+
+if __name__ == "__main__":
+    sys.exit(main())
