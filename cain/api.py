@@ -141,6 +141,8 @@ def _read(source: Any, options: dict[str, Any]) -> list[Filter]:
     if isinstance(source, Filter):
         _no_options(options, "a Filter")
         return [source]
+    if type(source).__module__.startswith("onnx"):
+        return onnx_filters(source, **overrides, **options)
     if isinstance(source, os.PathLike) or (isinstance(source, str) and _looks_like_path(source)):
         path = Path(source)
         kind = path.suffix.lstrip(".")
@@ -330,7 +332,7 @@ class Batch:
                     "icws": done.icws if done else "",
                     "approx error": f"{float(sum(errors.values(), Fraction(0))):.4g}" if done else "",
                     "seconds": f"{done.seconds:.2f}" if done else "",
-                    "status": "verified" if done else item.error,
+                    "status": "verified" if done else (item.error or "").splitlines()[0],
                 }
             )
         return rows
@@ -382,7 +384,8 @@ def expand_sources(sources: Iterable[Any], **options: Any) -> list[BatchItem | t
                 named.setdefault("name", f"filter{index}")
             filters = read_filters(source, **named)
         except CainError as e:
-            expanded.append(BatchItem(label, label, error=str(e)))
+            name = Path(label).stem if isinstance(source, str | os.PathLike) else f"filter{index}"
+            expanded.append(BatchItem(name, label, error=str(e)))
             continue
         for filt in filters:
             count = seen.get(filt.name, 0) + 1
