@@ -42,7 +42,9 @@ def test_the_api_and_cain_opt_give_the_same_program(gauss, tmp_path, capsys):
     saved.write_text(gauss.ir["allocated"])
     assert cli.main([str(saved), "-p", "emit"]) == 0
     assert capsys.readouterr().out == gauss.c
-    assert cli.main([str(EXAMPLES / "gauss3x3.cain"), "-p", "search{budget=300 quiet=true},regalloc,emit"]) == 0
+    assert (
+        cli.main([str(EXAMPLES / "gauss3x3.cain"), "-p", "search{budget=300 quiet=true},regalloc,emit"]) == 0
+    )
     assert capsys.readouterr().out == gauss.c
 
 
@@ -68,7 +70,9 @@ def test_compile_text_and_weight_tensors():
     picture = image(seed=1)
     out = layer.simulate(picture)
     np.testing.assert_allclose(out[INNER], layer.exact(picture)[INNER], atol=1e-9)
-    np.testing.assert_allclose(out[1][INNER[1:]], correlate(picture[None], layer.filter.kernels[1].goal, 4)[INNER[1:]])
+    np.testing.assert_allclose(
+        out[1][INNER[1:]], correlate(picture[None], layer.filter.kernels[1].goal, 4)[INNER[1:]]
+    )
     listed = cain.compile([BLUR, SOBEL], kernel_names=["blur", "gx"], budget=300)
     assert listed.errors == {"blur": 0, "gx": 0}
 
@@ -103,7 +107,9 @@ def test_user_mistakes_raise_cain_error_with_the_command_line_message(tmp_path, 
         (str(EXAMPLES / "gauss3x3.cain"), {"outputs": ["A"]}, "outputs: only for weights"),
         (str(tmp_path / "missing.cain"), {}, "no such file"),
     ]:
-        with pytest.raises(cain.CainError, match="error: .*" + message.replace("(", r"\(").replace(")", r"\)")):
+        with pytest.raises(
+            cain.CainError, match="error: .*" + message.replace("(", r"\(").replace(")", r"\)")
+        ):
             cain.compile(source, budget=10, **options)
 
 
@@ -118,11 +124,11 @@ def test_compile_a_linalg_model(tmp_path):
     np.testing.assert_allclose(result.simulate(picture)[INNER], result.exact(picture)[INNER], atol=1e-9)
 
 
-def onnx_model(onnx, weights: np.ndarray, group: int = 1, bias: np.ndarray | None = None, stride: int = 1):
+def onnx_model(weights: np.ndarray, group: int = 1, bias: np.ndarray | None = None, stride: int = 1):
     """A one-layer ONNX model: a 3x3 `Conv` with `pads` 1 (the output as large as the input)."""
     from onnx import TensorProto, helper, numpy_helper
 
-    out, per_group = weights.shape[:2]
+    per_group = weights.shape[1]
     inputs = ["x", "w"] + (["b"] if bias is not None else [])
     init = [numpy_helper.from_array(weights.astype(np.float32), "w")]
     if bias is not None:
@@ -145,7 +151,7 @@ def test_onnx_conv_layer_computes_what_onnx_computes(tmp_path):
     from onnx.reference import ReferenceEvaluator
 
     weights = np.stack([np.stack([BLUR, SOBEL / 8]), np.stack([SOBEL.T / 4, BLUR])])  # 2 out x 2 in
-    model = onnx_model(onnx, weights, bias=np.zeros(2))
+    model = onnx_model(weights, bias=np.zeros(2))
     path = tmp_path / "net.onnx"
     onnx.save(model, str(path))
     result = cain.compile(str(path), budget=300)
@@ -154,17 +160,17 @@ def test_onnx_conv_layer_computes_what_onnx_computes(tmp_path):
     (expected,) = ReferenceEvaluator(model).run(None, {"x": pictures[None].astype(np.float32)})
     np.testing.assert_allclose(result.simulate(pictures)[INNER], expected[0][INNER], atol=1e-3)
 
-    depthwise = cain.read_filters(onnx_model(onnx, weights[:, :1], group=2))
+    depthwise = cain.read_filters(onnx_model(weights[:, :1], group=2))
     (filt,) = depthwise
     assert [len(k.weights) for k in filt.kernels] == [2, 2]
     assert filt.kernels[0].weights[1] == ((0,) * 3,) * 3 and filt.kernels[1].weights[0] == ((0,) * 3,) * 3
-    split = cain.read_filters(onnx_model(onnx, weights), outputs_per_filter=1)
+    split = cain.read_filters(onnx_model(weights), outputs_per_filter=1)
     assert [f.name for f in split] == ["conv1_0", "conv1_1"]
     with pytest.raises(cain.CainError, match="bias is not zero"):
-        cain.read_filters(onnx_model(onnx, weights, bias=np.ones(2)))
-    assert cain.read_filters(onnx_model(onnx, weights, bias=np.ones(2)), bias="ignore")
+        cain.read_filters(onnx_model(weights, bias=np.ones(2)))
+    assert cain.read_filters(onnx_model(weights, bias=np.ones(2)), bias="ignore")
     with pytest.raises(cain.CainError, match="stride 2x2 is not supported"):
-        cain.read_filters(onnx_model(onnx, weights, stride=2))
+        cain.read_filters(onnx_model(weights, stride=2))
 
 
 def test_compile_many_reports_a_failing_filter_and_compiles_the_others(tmp_path):
@@ -193,7 +199,9 @@ def test_compile_many_reports_a_failing_filter_and_compiles_the_others(tmp_path)
 def test_compile_many_on_a_dask_cluster():
     distributed = pytest.importorskip("distributed")
     with (
-        distributed.LocalCluster(n_workers=2, threads_per_worker=1, processes=True, dashboard_address=None) as cluster,
+        distributed.LocalCluster(
+            n_workers=2, threads_per_worker=1, processes=True, dashboard_address=None
+        ) as cluster,
         distributed.Client(cluster) as client,
     ):
         batch = cain.compile_many(
