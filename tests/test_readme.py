@@ -16,7 +16,7 @@ def test_ci_runs_the_readme_commands():
     (setup,) = [b for b in code_blocks(ROOT / "README.md", "sh") if "pip install" in b]
     ci = (ROOT / ".ci" / "run").read_text().splitlines()
     commands = setup.strip().splitlines()
-    assert commands == ["pip install -e '.[test]' && cain-opt examples/gauss3x3.cain", "pytest"]
+    assert commands == ["pip install -e '.[test]' && cain examples/gauss3x3.cain", "pytest"]
     assert ci[-2:] == commands
     assert "## Results" in (ROOT / "README.md").read_text()
 
