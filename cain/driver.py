@@ -1,8 +1,8 @@
 """`cain`: the command for people (as `clang` beside `opt`; `cain-opt` stays the IR tool).
 
-    cain k.cain -o k.c                     compile one filter to verified C; counts and error on stderr
-    cain batch DIR|FILE... -o all.c        compile many filters in parallel, one C file and a summary table
-    cain picture k.cain -o k.png           the kernels, as written and approximated, and the program on a photo
+cain k.cain -o k.c                     compile one filter to verified C; counts and error on stderr
+cain batch DIR|FILE... -o all.c        compile many filters in parallel, one C file and a summary table
+cain picture k.cain -o k.png           the kernels, as written and approximated, and the program on a photo
 """
 
 from __future__ import annotations
@@ -23,7 +23,9 @@ from cain.search.config import DEFAULT_TIME
 def _search_arguments(parser: argparse.ArgumentParser) -> None:
     group = parser.add_argument_group("search")
     group.add_argument("--budget", type=int, metavar="N", help="stop after N search nodes (deterministic)")
-    group.add_argument("--time", type=float, metavar="S", help=f"search for S seconds (default {DEFAULT_TIME:g})")
+    group.add_argument(
+        "--time", type=float, metavar="S", help=f"search for S seconds (default {DEFAULT_TIME:g})"
+    )
     group.add_argument("--seed", type=int, default=0, help="seed of the search (default 0)")
     group.add_argument("--workers", type=int, default=1, help="search processes per filter (default 1)")
     group.add_argument("--cost", choices=("macros", "icws"), default="macros", help="what to minimise")
@@ -73,13 +75,18 @@ def _batch_parser() -> argparse.ArgumentParser:
     )
     parser.add_argument("inputs", nargs="+", help="kernel files, directories of them, models")
     parser.add_argument("-o", "--output", metavar="FILE", required=True, help="the C file to write")
-    parser.add_argument("--table", metavar="FILE", help="the summary table (.csv or Markdown; default: stdout)")
+    parser.add_argument(
+        "--table", metavar="FILE", help="the summary table (.csv or Markdown; default: stdout)"
+    )
     parser.add_argument("-j", "--jobs", type=int, help="local processes (default: every core)")
     parser.add_argument(
         "--scheduler", metavar="ADDRESS", help="run on a Dask distributed scheduler (needs cain[cluster])"
     )
     parser.add_argument(
-        "--outputs-per-filter", type=int, metavar="N", help="split a model's conv layers into filters of N kernels"
+        "--outputs-per-filter",
+        type=int,
+        metavar="N",
+        help="split a model's conv layers into filters of N kernels",
     )
     parser.add_argument("--no-progress", action="store_true", help="no progress bar")
     _search_arguments(parser)
@@ -95,7 +102,9 @@ def _picture_parser() -> argparse.ArgumentParser:
     )
     parser.add_argument("input", help="the filter")
     parser.add_argument("-o", "--output", metavar="FILE.png", required=True)
-    parser.add_argument("--image", choices=SAMPLE_IMAGES, default="camera", help="scikit-image's sample photo")
+    parser.add_argument(
+        "--image", choices=SAMPLE_IMAGES, default="camera", help="scikit-image's sample photo"
+    )
     parser.add_argument(
         "--noise", type=float, default=DEFAULT_NOISE, help=f"noise per bus transfer (default {DEFAULT_NOISE})"
     )
