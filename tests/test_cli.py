@@ -171,6 +171,7 @@ def test_help_lists_options_and_passes(capsys, rename_pass):
     for option in ["--max-depth", "--max-error", "--registers", "--instruction-set", "-o OUTPUT_FILE"]:
         assert option in out
     assert "rename      Renames every filter" in out
+    assert "Available targets are: mlir\n" in out and "riscv" not in out  # not xDSL's unrelated targets
     lines = out.splitlines()
     assert any(
         line.split() == ["to=renamed", "The", "new", "name,", "repeated", "`times`", "times."]
