@@ -86,11 +86,16 @@ class ARegType(ParametrizedAttribute, TypeAttribute):
 
     register: StringAttr
 
-    def __init__(self, register: str = ""):
+    def __init__(self, register: str):
         super().__init__(StringAttr(register))
 
+    @classmethod
+    def unallocated(cls) -> ARegType:
+        """A register not yet chosen (before regalloc)."""
+        return cls("")
+
     @property
-    def allocated(self) -> bool:
+    def is_allocated(self) -> bool:
         """Whether the register is named (after regalloc)."""
         return bool(self.register.data)
 
@@ -159,7 +164,7 @@ class MacroOp(IRDLOperation):
         properties: dict[str, Attribute] = {"directions": ArrayAttr(StringAttr(d) for d in directions)}
         if scratch:
             properties["scratch"] = ArrayAttr(StringAttr(s) for s in scratch)
-        types = list(result_types) if result_types is not None else [ARegType()] * len(self.MACRO.results)
+        types = list(result_types) if result_types is not None else [ARegType.unallocated()] * len(self.MACRO.results)
         super().__init__(operands=list(operands), result_types=types, properties=properties)
 
     @property
@@ -249,7 +254,7 @@ class MacroOp(IRDLOperation):
         types = [*self.operand_types, *self.result_types]
         if not all(isinstance(t, ARegType) for t in types):
             raise VerifyException(f"{name}: operands and results are !scamp5.areg values")
-        allocated = [t.allocated for t in types]  # type: ignore[attr-defined]
+        allocated = [t.is_allocated for t in types]  # type: ignore[attr-defined]
         if not any(allocated):
             if self.scratch_registers:
                 raise VerifyException(
@@ -393,31 +398,10 @@ class OutputOp(IRDLOperation):
 
     outs = var_operand_def(ARegType)
     traits = traits_def(IsTerminator())
+    assembly_format = "($outs^ `:` type($outs))? attr-dict"
 
     def __init__(self, values: Sequence[SSAValue] = ()):
         super().__init__(operands=[list(values)])
-
-    @classmethod
-    def parse(cls, parser: Parser) -> OutputOp:
-        values = []
-        unresolved = _parse_operands(parser)
-        if unresolved:
-            parser.parse_punctuation(":")
-            pos = parser.pos
-            types = parser.parse_comma_separated_list(parser.Delimiter.NONE, parser.parse_type)
-            values = parser.resolve_operands(unresolved, types, pos)
-        op = cls(values)
-        op.attributes |= parser.parse_optional_attr_dict()
-        return op
-
-    def print(self, printer: Printer) -> None:
-        if self.outs:
-            printer.print_string(" ")
-            printer.print_list(self.outs, printer.print_operand)
-            printer.print_string(" : ")
-            printer.print_list([v.type for v in self.outs], printer.print_attribute)
-        if self.attributes:
-            printer.print_op_attributes(self.attributes)
 
 
 def _strings(values: Iterable[str]) -> ArrayAttr[StringAttr]:

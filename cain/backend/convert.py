@@ -22,7 +22,7 @@ def kernel_from_program(program: Program, filter: Filter, counts: Mapping[str, i
     regs = program.registers
 
     def type_of(v: int) -> ARegType:
-        return ARegType(regs.get(v, "")) if regs else ARegType()
+        return ARegType(regs[v]) if regs else ARegType.unallocated()
 
     block = Block(arg_types=[type_of(v) for v, _ in program.inputs])
     values: dict[int, SSAValue] = {v: arg for (v, _), arg in zip(program.inputs, block.args, strict=True)}

@@ -8,17 +8,16 @@ from __future__ import annotations
 
 import json
 import re
-from bisect import bisect_right
 from collections.abc import Mapping
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 from fractions import Fraction
-from json.scanner import NUMBER_RE
 from pathlib import Path
 
 from xdsl.dialects.builtin import ModuleOp
 
-from cain.diagnostics import CainError, Location
+from cain.diagnostics import CainError
 from cain.dialects.goal import filter_to_op
+from cain.frontend.json_text import JsonSource, Member, Node, describe, expect
 from cain.frontend.options import (
     DEFAULT_INSTRUCTION_SET,
     DEFAULT_MAX_DEPTH,
@@ -36,211 +35,6 @@ from cain.model.filter import Filter, Kernel
 from cain.model.isa import DEFAULT_REGISTERS, INSTRUCTION_SETS
 
 Matrix = tuple[tuple[Fraction, ...], ...]
-
-# -- JSON values with their positions --------------------------------------------------------------
-
-
-@dataclass
-class Node:
-    """A JSON value and where it starts; objects map keys to `Member`s, arrays hold `Node`s, numbers are
-    exact `Fraction`s. The typed accessors are for values already checked with `_expect`."""
-
-    value: dict[str, Member] | list[Node] | str | bool | Fraction | None
-    offset: int
-    text: str = ""
-    """The number as written (so `0.1` is read exactly as 1/10)."""
-
-    @property
-    def members(self) -> dict[str, Member]:
-        assert isinstance(self.value, dict)
-        return self.value
-
-    @property
-    def items(self) -> list[Node]:
-        assert isinstance(self.value, list)
-        return self.value
-
-    @property
-    def string(self) -> str:
-        assert isinstance(self.value, str)
-        return self.value
-
-    @property
-    def number(self) -> Fraction:
-        assert isinstance(self.value, Fraction)
-        return self.value
-
-
-@dataclass
-class Member:
-    """A key of a JSON object, where the key starts, and its value."""
-
-    key: str
-    offset: int
-    node: Node
-
-
-_WHITESPACE = re.compile(r"[ \t\n\r]*")
-_STRING = re.compile(r'"(?:[^"\\]|\\.)*"', re.DOTALL)
-
-
-def _string(text: str, offset: int) -> tuple[str, int]:
-    """The JSON string starting at `offset` (its opening quote) and the offset after it."""
-    match = _STRING.match(text, offset)
-    assert match is not None
-    return json.loads(match.group(0)), match.end()
-
-
-@dataclass
-class _Source:
-    """The config text: turns offsets into `Location`s and reads JSON keeping positions."""
-
-    filename: str
-    text: str
-    line_starts: list[int] = field(default_factory=list)
-
-    def __post_init__(self) -> None:
-        self.line_starts = [0] + [m.end() for m in re.finditer(r"\r\n|\r|\n", self.text)]
-
-    def at(self, where: Node | Member | int | None) -> Location | None:
-        if where is None:
-            return None
-        offset = where if isinstance(where, int) else where.offset
-        line = bisect_right(self.line_starts, offset)
-        start = self.line_starts[line - 1]
-        end = self.line_starts[line] if line < len(self.line_starts) else len(self.text)
-        return Location(self.filename, line, offset - start + 1, self.text[start:end].rstrip("\r\n"))
-
-    def line(self, where: Node | Member) -> int:
-        return bisect_right(self.line_starts, where.offset)
-
-    def error(self, message: str, where: Node | Member | int | None = None) -> CainError:
-        return CainError(message, self.at(where))
-
-    def parse(self) -> Node:
-        """The document as `Node`s; a `CainError` at the first syntax error."""
-        try:
-            json.loads(self.text, parse_constant=lambda name: None)
-        except json.JSONDecodeError as e:
-            message = e.msg[0].lower() + e.msg[1:]
-            raise self.error(f"JSON syntax error: {message}", e.pos) from None
-        except RecursionError:
-            raise self.error("JSON syntax error: the document is nested too deeply", 0) from None
-        node, end = self._value(self._skip(0))
-        assert self._skip(end) == len(self.text)
-        return node
-
-    def _skip(self, offset: int) -> int:
-        match = _WHITESPACE.match(self.text, offset)
-        assert match is not None
-        return match.end()
-
-    def _value(self, offset: int) -> tuple[Node, int]:
-        """The value at `offset` (the text is valid JSON: `json.loads` checked it)."""
-        char = self.text[offset]
-        if char == "{":
-            members: dict[str, Member] = {}
-            end = self._skip(offset + 1)
-            if self.text[end] == "}":
-                return Node(members, offset), end + 1
-            while True:
-                key_at = end
-                key, end = _string(self.text, key_at)
-                end = self._skip(self._skip(end) + 1)  # past the ':'
-                node, end = self._value(end)
-                if key in members:
-                    raise self.error(
-                        f"key '{key}' is given twice (first on line {self.line(members[key])}); remove one",
-                        key_at,
-                    )
-                members[key] = Member(key, key_at, node)
-                end = self._skip(end)
-                if self.text[end] == "}":
-                    return Node(members, offset), end + 1
-                end = self._skip(end + 1)
-        if char == "[":
-            items: list[Node] = []
-            end = self._skip(offset + 1)
-            if self.text[end] == "]":
-                return Node(items, offset), end + 1
-            while True:
-                node, end = self._value(end)
-                items.append(node)
-                end = self._skip(end)
-                if self.text[end] == "]":
-                    return Node(items, offset), end + 1
-                end = self._skip(end + 1)
-        if char == '"':
-            string, end = _string(self.text, offset)
-            return Node(string, offset), end
-        for word, value in (("true", True), ("false", False), ("null", None)):
-            if self.text.startswith(word, offset):
-                return Node(value, offset), offset + len(word)
-        for word in ("NaN", "Infinity", "-Infinity"):
-            if self.text.startswith(word, offset):
-                raise self.error(f"'{word}' is not a number; JSON configs need finite numbers", offset)
-        match = NUMBER_RE.match(self.text, offset)
-        assert match is not None
-        return Node(_number(match.group(0), self, offset), offset, match.group(0)), match.end()
-
-
-def _number(text: str, source: _Source, offset: int) -> Fraction:
-    exponent = re.search(r"[eE]([+-]?\d+)$", text)
-    if exponent and abs(int(exponent.group(1))) > MAX_EXPONENT:
-        raise source.error(f"'{text}' is out of range (exponents up to {MAX_EXPONENT})", offset)
-    return Fraction(text)
-
-
-# -- checking values -------------------------------------------------------------------------------
-
-_TYPE_WORDS = {
-    "object": "an object {...}",
-    "array": "an array [...]",
-    "string": "a string",
-    "number": "a number",
-    "integer": "an integer",
-    "boolean": "true or false",
-}
-
-
-def _kind(node: Node) -> str:
-    value = node.value
-    if isinstance(value, dict):
-        return "an object"
-    if isinstance(value, list):
-        return "an array"
-    if isinstance(value, str):
-        return f"the string {json.dumps(value)}"
-    if isinstance(value, bool):
-        return str(value).lower()
-    if value is None:
-        return "null"
-    return f"the number {node.text}"
-
-
-def _is(node: Node, kind: str) -> bool:
-    value = node.value
-    if kind == "object":
-        return isinstance(value, dict)
-    if kind == "array":
-        return isinstance(value, list)
-    if kind == "string":
-        return isinstance(value, str)
-    if kind == "boolean":
-        return isinstance(value, bool)
-    if kind == "number":
-        return isinstance(value, Fraction)
-    if kind == "integer":
-        return isinstance(value, Fraction) and value.denominator == 1
-    raise AssertionError(kind)
-
-
-def _expect(node: Node, kinds: str, what: str, source: _Source) -> None:
-    """Raise unless `node` is one of `kinds` (`"string|object"`)."""
-    options = kinds.split("|")
-    if not any(_is(node, k) for k in options):
-        wanted = " or ".join(_TYPE_WORDS[k] for k in options)
-        raise source.error(f"{what} must be {wanted}, not {_kind(node)}", node)
 
 
 @dataclass(frozen=True)
@@ -345,19 +139,19 @@ PAIR_GENERATORS = ("Scamp5", "Scamp5AnalogueAtomGoal", "Scamp5AnalogueArrayGoal"
 """`pairGen.name`s of the old tool that target SCAMP-5's analogue registers, which Cain compiles for."""
 
 
-def _members(node: Node, schema: dict[str, _Key], what: str, source: _Source) -> dict[str, Member]:
+def _members(node: Node, schema: dict[str, _Key], what: str, source: JsonSource) -> dict[str, Member]:
     """The members of an object, each checked against `schema`: unknown keys, types, required keys."""
-    _expect(node, "object", what, source)
+    expect(node, "object", what, source)
     members = node.members
     for key, member in members.items():
         spec = schema.get(key)
         if spec is None:
             known = ", ".join(schema)
             raise source.error(f"unknown key '{key}' in {what} (known keys: {known})", member)
-        _expect(member.node, spec.kinds, f"'{key}'", source)
+        expect(member.node, spec.kinds, f"'{key}'", source)
         if spec.values and member.node.value not in spec.values:
             raise source.error(
-                f"'{key}' is {_kind(member.node)}; Cain reads only {', '.join(map(json.dumps, spec.values))}",
+                f"'{key}' is {describe(member.node)}; Cain reads only {', '.join(map(json.dumps, spec.values))}",
                 member.node,
             )
     missing = [key for key, spec in schema.items() if spec.required and key not in members]
@@ -366,15 +160,15 @@ def _members(node: Node, schema: dict[str, _Key], what: str, source: _Source) ->
     return members
 
 
-def _registers(node: Node, what: str, source: _Source) -> tuple[str, ...]:
+def _registers(node: Node, what: str, source: JsonSource) -> tuple[str, ...]:
     """Distinct register names from a JSON array of strings, each error at the offending entry."""
-    _expect(node, "array", what, source)
+    expect(node, "array", what, source)
     items = node.items
     if not items:
         raise source.error(f'{what} is empty; name at least one register, e.g. ["A"]', node)
     seen: dict[str, Node] = {}
     for item in items:
-        _expect(item, "string", f"every entry of {what}", source)
+        expect(item, "string", f"every entry of {what}", source)
         try:
             check_registers([item.string])
         except ValueError as e:
@@ -385,13 +179,13 @@ def _registers(node: Node, what: str, source: _Source) -> tuple[str, ...]:
     return tuple(seen)
 
 
-def _instruction_set(pair_gen: Member, source: _Source) -> tuple[str | None, Node | None]:
+def _instruction_set(pair_gen: Member, source: JsonSource) -> tuple[str | None, Node | None]:
     """`ops` from `pairGen` (old layout) or its `configGetter`/`strategy` object (newer layouts)."""
     members = _members(pair_gen.node, PAIR_GEN, "'pairGen'", source)
     name = members.get("name")
     if name is not None and name.node.value not in PAIR_GENERATORS:
         raise source.error(
-            f"pairGen {_kind(name.node)} is not supported: Cain compiles for SCAMP-5's analogue registers "
+            f"pairGen {describe(name.node)} is not supported: Cain compiles for SCAMP-5's analogue registers "
             f"(use one of {', '.join(map(json.dumps, PAIR_GENERATORS))})",
             name.node,
         )
@@ -404,7 +198,7 @@ def _instruction_set(pair_gen: Member, source: _Source) -> tuple[str | None, Nod
             if inner.node.value not in STRATEGY["name"].values:
                 allowed = ", ".join(map(json.dumps, STRATEGY["name"].values))
                 raise source.error(
-                    f"'{key}' is {_kind(inner.node)}; the old tool knows {allowed}", inner.node
+                    f"'{key}' is {describe(inner.node)}; the old tool knows {allowed}", inner.node
                 )
             continue
         strategy = _members(inner.node, STRATEGY, f"'{key}'", source)
@@ -425,11 +219,11 @@ def _instruction_set(pair_gen: Member, source: _Source) -> tuple[str | None, Nod
 def parse_filter(text: str, filename: str, overrides: Mapping[str, object] | None = None) -> Filter:
     """The filter a JSON config describes, with its goals approximated; `overrides` (keys `max_depth`,
     `max_error`, `registers`, `instruction_set`) replace the file's settings, as for a `.cain` file."""
-    source = _Source(filename, text)
+    source = JsonSource(filename, text)
     if not text.strip():
         raise source.error('the file is empty; a JSON filter config is an object {"filter": {...}, ...}', 0)
     root = source.parse()
-    _expect(root, "object", "a JSON filter config", source)
+    expect(root, "object", "a JSON filter config", source)
     members = _members(root, TOP_LEVEL, "the config", source)
 
     # name
@@ -572,13 +366,13 @@ def parse_filter(text: str, filename: str, overrides: Mapping[str, object] | Non
     return Filter(name, inputs, kernels, depth, tuple(registers), instructions)
 
 
-def _kernel(member: Member, channels: int, three_d: bool, source: _Source) -> tuple[Matrix, ...]:
+def _kernel(member: Member, channels: int, three_d: bool, source: JsonSource) -> tuple[Matrix, ...]:
     """One matrix of weights per input channel from a kernel: a bare array or {array, depth, scale}."""
     what = f"kernel '{member.key}'"
     scale = Fraction(1)
     node = member.node
     if not isinstance(node.value, list):
-        _expect(node, "object|array", what, source)
+        expect(node, "object|array", what, source)
         parts = _members(node, KERNEL, what, source)
         if "scale" in parts:
             scale = parts["scale"].node.number
@@ -594,15 +388,15 @@ def _kernel(member: Member, channels: int, three_d: bool, source: _Source) -> tu
     return _array(node, scale, channels, three_d, what, source)
 
 
-def _array(node: Node, scale: Fraction, channels: int, three_d: bool, what: str, source: _Source):
+def _array(node: Node, scale: Fraction, channels: int, three_d: bool, what: str, source: JsonSource):
     """The weights of `array[row][column]`, each entry a number (channel 0) or an array of one number per
     channel (with `3d`, an array centred on channel 0, as the old tool reads it)."""
-    _expect(node, "array", f"the array of {what}", source)
+    expect(node, "array", f"the array of {what}", source)
     rows = node.items
     if not rows:
         raise source.error(f"the array of {what} is empty; give rows of weights, e.g. [[1, 2, 1]]", node)
     for row in rows:
-        _expect(row, "array", f"each row of {what}", source)
+        expect(row, "array", f"each row of {what}", source)
         if not row.items:
             raise source.error(f"a row of {what} is empty", row)
     width = len(rows[0].items)
@@ -617,7 +411,7 @@ def _array(node: Node, scale: Fraction, channels: int, three_d: bool, what: str,
     centre = 0
     if three_d:
         for entry in entries:
-            _expect(entry, "array", f'with "3d": true, each entry of {what}', source)
+            expect(entry, "array", f'with "3d": true, each entry of {what}', source)
         sizes = {len(e.items) for e in entries}
         if len(sizes) > 1:
             raise source.error(
@@ -635,7 +429,7 @@ def _array(node: Node, scale: Fraction, channels: int, three_d: bool, what: str,
                     f"an entry of {what} is an empty array; give one weight per channel", entry
                 )
             for k, weight in enumerate(values):
-                _expect(weight, "number", f"a weight of {what}", source)
+                expect(weight, "number", f"a weight of {what}", source)
                 z = k - centre
                 if weight.number == 0:
                     continue
