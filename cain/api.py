@@ -361,6 +361,10 @@ class Batch:
 
 
 KERNEL_FILES = (".cain", ".json")
+"""What a directory given to `compile_many` stands for: the kernel files in it."""
+
+ONNX_OPTIONS = ("outputs_per_filter", "bias")
+"""Options for ONNX models only, which a batch passes to its models and not to its other sources."""
 
 
 def expand_sources(sources: Iterable[Any], **options: Any) -> list[BatchItem | tuple[str, Filter]]:
@@ -380,6 +384,8 @@ def expand_sources(sources: Iterable[Any], **options: Any) -> list[BatchItem | t
         label = str(source) if isinstance(source, str | os.PathLike) else f"source {index}"
         try:
             named = dict(options)
+            if isinstance(source, str | os.PathLike) and Path(source).suffix != ".onnx":
+                named = {k: v for k, v in named.items() if k not in ONNX_OPTIONS}
             if not isinstance(source, str | os.PathLike | Filter):
                 named.setdefault("name", f"filter{index}")
             filters = read_filters(source, **named)
