@@ -16,7 +16,7 @@ from cain.api import Batch, Compiled, compile, compile_many
 from cain.cli import add_override_arguments, overrides_from_args
 from cain.diagnostics import CainError
 from cain.model.approx import format_fraction
-from cain.pictures import DEFAULT_NOISE, SAMPLE_IMAGES, picture
+from cain.pictures import DEFAULT_NOISE, SAMPLE_IMAGES, picture, require_pictures
 from cain.search.config import DEFAULT_TIME
 
 
@@ -114,7 +114,7 @@ def _picture_parser() -> argparse.ArgumentParser:
 
 def _run_compile(argv: list[str]) -> int:
     args = _compile_parser().parse_args(argv)
-    result = compile(args.input, **_search_options(args))
+    result = compile(Path(args.input), **_search_options(args))
     if args.output:
         Path(args.output).write_text(result.c)
     else:
@@ -136,7 +136,7 @@ def _executor(address: str | None):
 def _run_batch(argv: list[str]) -> int:
     args = _batch_parser().parse_args(argv)
     batch: Batch = compile_many(
-        args.inputs,
+        [Path(source) for source in args.inputs],
         executor=_executor(args.scheduler),
         jobs=args.jobs,
         progress=False if args.no_progress else None,
@@ -155,7 +155,8 @@ def _run_batch(argv: list[str]) -> int:
 
 def _run_picture(argv: list[str]) -> int:
     args = _picture_parser().parse_args(argv)
-    result = compile(args.input, **_search_options(args))
+    require_pictures()
+    result = compile(Path(args.input), **_search_options(args))
     picture(result, args.output, image=args.image, noise=args.noise)
     print(summary(result), file=sys.stderr)
     print(f"cain picture: wrote {args.output}", file=sys.stderr)

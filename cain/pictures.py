@@ -24,7 +24,9 @@ SIZE = 256
 """The SCAMP-5 pixel array is 256 x 256."""
 
 
-def _modules() -> tuple[Any, Any]:
+def require_pictures() -> tuple[Any, Any]:
+    """matplotlib's pyplot (drawing to files) and scikit-image's sample data; a CainError saying what to
+    install when they are absent."""
     try:
         import matplotlib  # optional extras: cain[pictures]
 
@@ -39,7 +41,7 @@ def _modules() -> tuple[Any, Any]:
 def photo(name: str = "camera", channels: int = 1) -> np.ndarray:
     """scikit-image's sample photograph `name`, `[channel, row, column]`, 256 x 256 in the ADC range
     (-128..127): grey for one channel, red, green, blue (repeated) for more."""
-    _, data = _modules()
+    _, data = require_pictures()
     if name not in SAMPLE_IMAGES:
         raise CainError(f"unknown sample image '{name}' (choose from {', '.join(SAMPLE_IMAGES)})")
     image = np.asarray(getattr(data, name)(), dtype=np.float64)
@@ -83,7 +85,7 @@ def picture(
     result: Compiled, path: str | Path, *, image: str = "camera", noise: float = DEFAULT_NOISE, seed: int = 0
 ) -> Path:
     """Draw `result` (see the module's docstring) into the PNG `path`; one row per kernel."""
-    plt, _ = _modules()
+    plt, _ = require_pictures()
     f = result.filter
     images = photo(image, len(f.inputs))
     exact = result.exact(images)

@@ -122,3 +122,12 @@ def test_the_cain_script_is_installed():
     script = Path(sys.executable).parent / "cain"
     done = subprocess.run([script, "--help"], capture_output=True, text=True, check=False)
     assert done.returncode == 0 and "cain batch" in done.stdout
+
+
+def test_a_file_of_another_kind_is_named_as_such(capsys, tmp_path):
+    notes = tmp_path / "notes.txt"
+    notes.write_text("hello")
+    status, _, err = run(capsys, notes)
+    assert status == 1 and err.strip() == (
+        f"error: cannot read '{notes}': unknown file type '.txt' (expected .cain, .json, .mlir or .onnx)"
+    )
