@@ -33,6 +33,7 @@ from cain.dialects.goal import FilterOp, filter_from_op, filter_to_op
 from cain.dialects.scamp5 import KernelOp
 from cain.frontend import READERS
 from cain.frontend.onnx_model import onnx_filters
+from cain.frontend.options import check_registers
 from cain.frontend.tensor import filter_from_weights
 from cain.model.filter import Filter
 from cain.model.program import Program
@@ -178,23 +179,31 @@ def _no_options(options: dict[str, Any], what: str) -> None:
 
 
 def _ir_filters(text: str, filename: str, overrides: dict[str, Any]) -> list[Filter]:
-    """The filters of goal IR, or of a model's convolutions (by `convert-linalg-to-goal`)."""
+    """The filters of goal or scamp5 IR, or of a model's convolutions (by `convert-linalg-to-goal`)."""
     module = Parser(_context(), text, filename).parse_module()
-    if not any(isinstance(op, FilterOp) for op in module.walk()):
+    if not any(isinstance(op, FilterOp | KernelOp) for op in module.walk()):
         ConvertLinalgToGoalPass(**_linalg_options(overrides)).apply(_context(), module)
     elif overrides:
         raise CainError(
             f"{', '.join(overrides)}: IR input already holds its approximated goals (recompile the kernel file)"
         )
-    return [filter_from_op(op) for op in module.walk() if isinstance(op, FilterOp)]
+    return [
+        filter_from_op(op) if isinstance(op, FilterOp) else op.filter
+        for op in module.walk()
+        if isinstance(op, FilterOp | KernelOp)
+    ]
 
 
 def _linalg_options(overrides: dict[str, Any]) -> dict[str, Any]:
+    """The pass options of `convert-linalg-to-goal` for the API's overrides."""
     options = dict(overrides)
     if "max_error" in options:
         options["max_error"] = str(options["max_error"])
     if "registers" in options:
-        options["registers"] = tuple(options["registers"])
+        try:
+            options["registers"] = check_registers(options["registers"])
+        except ValueError as e:
+            raise CainError(str(e)) from None
     return options
 
 

@@ -122,6 +122,11 @@ def test_compile_a_linalg_model(tmp_path):
     assert result.name == "net_conv0" and len(result.filter.kernels) == 2
     picture = image(seed=4)
     np.testing.assert_allclose(result.simulate(picture)[INNER], result.exact(picture)[INNER], atol=1e-9)
+    (narrow,) = cain.read_filters(str(model), registers="A,B,C", max_depth=2, max_error=0.75)
+    assert narrow.registers == ("A", "B", "C") and narrow.depth == 2
+    saved = tmp_path / "kernel.mlir"
+    saved.write_text(result.ir["allocated"])  # scamp5 IR is read back as the filter it computes
+    assert cain.read_filters(str(saved)) == [result.filter]
 
 
 def onnx_model(weights: np.ndarray, group: int = 1, bias: np.ndarray | None = None, stride: int = 1):
