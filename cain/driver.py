@@ -9,7 +9,9 @@ from __future__ import annotations
 
 import argparse
 import sys
-from collections.abc import Sequence
+from collections.abc import Iterator, Sequence
+from concurrent.futures import Executor
+from contextlib import contextmanager
 from pathlib import Path
 
 from cain.api import Batch, Compiled, compile, compile_many
@@ -123,26 +125,35 @@ def _run_compile(argv: list[str]) -> int:
     return 0
 
 
-def _executor(address: str | None):
+@contextmanager
+def _executor(address: str | None) -> Iterator[Executor | None]:
+    """A Dask client's executor while the batch runs (None: local processes)."""
     if address is None:
-        return None
+        yield None
+        return
     try:
         from distributed import Client  # an optional extra: cain[cluster]
     except ImportError:
         raise CainError("--scheduler needs Dask distributed: pip install 'cain[cluster]'") from None
-    return Client(address).get_executor()
+    try:
+        client = Client(address, timeout=30)
+    except OSError as e:
+        raise CainError(f"--scheduler: cannot reach the Dask scheduler at {address}: {e}") from None
+    with client:
+        yield client.get_executor()
 
 
 def _run_batch(argv: list[str]) -> int:
     args = _batch_parser().parse_args(argv)
-    batch: Batch = compile_many(
-        [Path(source) for source in args.inputs],
-        executor=_executor(args.scheduler),
-        jobs=args.jobs,
-        progress=False if args.no_progress else None,
-        outputs_per_filter=args.outputs_per_filter,
-        **_search_options(args),
-    )
+    with _executor(args.scheduler) as executor:
+        batch: Batch = compile_many(
+            [Path(source) for source in args.inputs],
+            executor=executor,
+            jobs=args.jobs,
+            progress=False if args.no_progress else None,
+            outputs_per_filter=args.outputs_per_filter,
+            **_search_options(args),
+        )
     batch.write(args.output, args.table)
     if args.table is None:
         sys.stdout.write(batch.table())

@@ -131,3 +131,15 @@ def test_a_file_of_another_kind_is_named_as_such(capsys, tmp_path):
     assert status == 1 and err.strip() == (
         f"error: cannot read '{notes}': unknown file type '.txt' (expected .cain, .json, .mlir or .onnx)"
     )
+
+
+def test_batch_on_a_dask_scheduler(capsys, tmp_path):
+    distributed = pytest.importorskip("distributed")
+    c_file = tmp_path / "all.c"
+    with distributed.LocalCluster(n_workers=1, threads_per_worker=2, dashboard_address=None) as cluster:
+        status, out, err = run(
+            capsys, "batch", EXAMPLES / "sobel.cain", EXAMPLES / "laplacian.cain", "-o", c_file,
+            "--budget", 100, "--scheduler", cluster.scheduler_address,
+        )  # fmt: skip
+    assert status == 0 and "cain batch: 2 of 2 filters compiled" in err
+    assert "void sobel(void)" in c_file.read_text() and "| laplacian |" in out
