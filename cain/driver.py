@@ -55,62 +55,59 @@ def summary(result: Compiled) -> str:
     )
 
 
-def _compile_parser() -> argparse.ArgumentParser:
-    parser = argparse.ArgumentParser(
-        prog="cain",
-        description="Compile a filter (.cain, .json, .mlir with one convolution, .onnx with one conv layer) "
-        "to verified C for the SCAMP-5d SDK. Subcommands: `cain batch ...` compiles many filters, "
-        "`cain picture ...` draws what a filter does (see `cain batch --help`, `cain picture --help`).",
-    )
-    parser.add_argument("input", help="the filter to compile")
-    parser.add_argument("-o", "--output", metavar="FILE", help="write the C here (default: stdout)")
+def _parser(prog: str, description: str, inputs: str, output: str, *, required: bool = True):
+    """A parser taking the inputs (`inputs`: `input` or `inputs...`), `-o FILE` and the search options."""
+    parser = argparse.ArgumentParser(prog=prog, description=description)
+    if inputs == "inputs":
+        parser.add_argument("inputs", nargs="+", help="kernel files, directories of them, models")
+    else:
+        parser.add_argument("input", help="the filter")
+    parser.add_argument("-o", "--output", metavar="FILE", required=required, help=output)
     _search_arguments(parser)
     return parser
 
 
-def _batch_parser() -> argparse.ArgumentParser:
-    parser = argparse.ArgumentParser(
-        prog="cain batch",
-        description="Compile every filter of the given files and directories (and every conv layer of "
-        ".onnx / .mlir models) in parallel; write one C file and a summary table. A filter that fails is "
-        "listed with its error; the others are compiled all the same (exit status 1 if any failed).",
+def _compile_parser() -> argparse.ArgumentParser:
+    description = (
+        "Compile a filter (.cain, .json, .mlir with one convolution, .onnx with one conv layer) to verified C "
+        "for the SCAMP-5d SDK. Subcommands: `cain batch ...` compiles many filters, `cain picture ...` draws "
+        "what a filter does (see `cain batch --help`, `cain picture --help`)."
     )
-    parser.add_argument("inputs", nargs="+", help="kernel files, directories of them, models")
-    parser.add_argument("-o", "--output", metavar="FILE", required=True, help="the C file to write")
+    return _parser("cain", description, "input", "write the C here (default: stdout)", required=False)
+
+
+def _batch_parser() -> argparse.ArgumentParser:
+    description = (
+        "Compile every filter of the given files and directories (and every conv layer of .onnx / .mlir "
+        "models) in parallel; write one C file and a summary table. A filter that fails is listed with its "
+        "error; the others are compiled all the same (exit status 1 if any failed)."
+    )
+    parser = _parser("cain batch", description, "inputs", "the C file to write")
     parser.add_argument(
         "--table", metavar="FILE", help="the summary table (.csv or Markdown; default: stdout)"
     )
     parser.add_argument("-j", "--jobs", type=int, help="local processes (default: every core)")
+    parser.add_argument("--scheduler", metavar="ADDRESS", help="a Dask distributed scheduler (cain[cluster])")
     parser.add_argument(
-        "--scheduler", metavar="ADDRESS", help="run on a Dask distributed scheduler (needs cain[cluster])"
-    )
-    parser.add_argument(
-        "--outputs-per-filter",
-        type=int,
-        metavar="N",
-        help="split a model's conv layers into filters of N kernels",
+        "--outputs-per-filter", type=int, metavar="N", help="split wider conv layers of models"
     )
     parser.add_argument("--no-progress", action="store_true", help="no progress bar")
-    _search_arguments(parser)
     return parser
 
 
 def _picture_parser() -> argparse.ArgumentParser:
-    parser = argparse.ArgumentParser(
-        prog="cain picture",
-        description="Compile a filter and draw, as PNG, its kernels as written and as approximated, and the "
-        "program run on a photograph in the SCAMP-5 model (with and without noise) beside the exact "
-        "convolution. Needs cain[pictures] (matplotlib, scikit-image).",
+    description = (
+        "Compile a filter and draw, as PNG, its kernels as written and as approximated, and the program run "
+        "on a photograph in the SCAMP-5 model (with and without noise) beside the exact convolution. Needs "
+        "cain[pictures] (matplotlib, scikit-image)."
     )
-    parser.add_argument("input", help="the filter")
-    parser.add_argument("-o", "--output", metavar="FILE.png", required=True)
+    parser = _parser("cain picture", description, "input", "the PNG file to write")
     parser.add_argument(
         "--image", choices=SAMPLE_IMAGES, default="camera", help="scikit-image's sample photo"
     )
     parser.add_argument(
-        "--noise", type=float, default=DEFAULT_NOISE, help=f"noise per bus transfer (default {DEFAULT_NOISE})"
+        "--noise", type=float, default=DEFAULT_NOISE, help=f"per bus transfer ({DEFAULT_NOISE})"
     )
-    _search_arguments(parser)
     return parser
 
 
