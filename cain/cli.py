@@ -33,6 +33,7 @@ from cain.dialects.scamp5 import Scamp5Dialect
 from cain.frontend import READERS
 from cain.frontend.options import CHECKS, DEFAULT_INSTRUCTION_SET, DEFAULT_MAX_DEPTH, OVERRIDE_KEYS
 from cain.model.isa import DEFAULT_REGISTERS, INSTRUCTION_SETS
+from cain.passes.bus_synth import BusSynthPass
 from cain.passes.emit import EmitPass, emitted_text
 from cain.passes.expand_bus import ExpandBusPass
 from cain.passes.regalloc import RegallocPass
@@ -41,7 +42,9 @@ from cain.passes.verify import VerifyPass
 
 DIALECTS: tuple[Dialect, ...] = (GoalDialect, Scamp5Dialect)
 
-PASSES: tuple[type[ModulePass], ...] = (SearchPass, RegallocPass, ExpandBusPass, VerifyPass, EmitPass)
+PASSES: tuple[type[ModulePass], ...] = (
+    SearchPass, RegallocPass, ExpandBusPass, BusSynthPass, VerifyPass, EmitPass
+)
 """Cain's passes, in pipeline order."""
 
 DESCRIPTION = """Compile convolution kernels (.cain files) into SCAMP-5 code, or run Cain's passes on IR.
