@@ -109,7 +109,7 @@ def linear_plan(program: Program, fold_copies: bool = True) -> Plan:
             zeros.update(instr.results)
             continue
         (r,) = instr.results
-        if fold_copies and not halve and len(form) == 1 and form[0][0][1:] == (0, 0):
+        if fold_copies and not halve and len(form) == 1 and form[0][0][1:] == (0, 0) and abs(form[0][1]) == 1:
             alias[r] = (form[0][0][0], form[0][1])
             continue
         if (form, halve) in seen:
@@ -301,6 +301,8 @@ class _Synth:
     ) -> list[_State]:
         """Every way to compute `result` by the fused patterns; when there is none, the terms at one offset
         are computed first into a register of their own (a part), and then the rest with that part."""
+        if any(abs(c) != 1 for _, c in form):  # a source is read at most once: 2x needs two copies
+            return []
         out = self.fused(state, i, result, form, halve, keep)
         if out or split == 0:
             return out
@@ -508,7 +510,6 @@ class _Synth:
         news = state.news
         ops: list[MicroOp] = []
         todo = [(v, s, self.index[reg]) for v, s, reg in self.plan.outputs]
-        wanted = {r: ((v, s) if v is not None else None) for v, s, r in todo}
         zeros = [r for v, _, r in todo if v is None]
         todo = [(v, s, r) for v, s, r in todo if v is not None and regs[r] != (v, s)]
         while todo:
@@ -527,18 +528,34 @@ class _Synth:
                 elif news == (((v, 0, 0), -s),):
                     ops.append(MicroOp("bus", (self.names[r],), (NEWS,)))
                 else:
-                    pos = next((q for q, h in enumerate(regs) if h is not None and h[0] == v), None)
-                    if pos is None:
+                    same = next((q for q, h in enumerate(regs) if h == (v, s) and q != r), None)
+                    if same is not None:  # through NEWS, negated twice
+                        ops += [
+                            MicroOp("bus", (NEWS,), (self.names[same],)),
+                            MicroOp("bus", (self.names[r],), (NEWS,)),
+                        ]
+                    elif regs[r] == (v, -s):  # only r holds it, negated: via a spare register
+                        outs = {rr for _, _, rr in self.plan.outputs}
+                        needed = {w for w, _, _ in todo}
+                        spare = next(
+                            (
+                                q
+                                for q, h in enumerate(regs)
+                                if self.names[q] not in outs and (h is None or h[0] not in needed)
+                            ),
+                            None,
+                        )
+                        if spare is None:
+                            return None
+                        ops += [
+                            MicroOp("bus", (self.names[spare],), (self.names[r],)),
+                            MicroOp("bus", (NEWS,), (self.names[spare],)),
+                            MicroOp("bus", (self.names[r],), (NEWS,)),
+                        ]
+                        regs[spare] = (v, s)
+                    else:
                         return None
-                    ops.append(MicroOp("bus", (NEWS,), (self.names[pos],)))
-                    news = (((v, 0, 0), -regs[pos][1]),)
-                    if regs[pos][1] == s:
-                        ops.append(MicroOp("bus", (self.names[r],), (NEWS,)))
-                    else:  # NEWS now holds +v: flip once more through the register itself
-                        ops.append(MicroOp("bus", (self.names[r],), (NEWS,)))
-                        regs[r] = (v, -s)
-                        ops.append(MicroOp("bus", (NEWS,), (self.names[r],)))
-                        ops.append(MicroOp("bus", (self.names[r],), (NEWS,)))
+                    news = (((v, 0, 0), -s),)
                 regs[r] = (v, s)
                 del todo[k]
                 break
@@ -546,7 +563,6 @@ class _Synth:
                 return None
         for r in zeros:
             ops.append(MicroOp("bus", (self.names[r],)))
-        del wanted
         return _State(
             tuple(regs), news, state.pending, state.icws + len(ops), state.bus2, (state.ops, tuple(ops))
         )

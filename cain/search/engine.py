@@ -29,12 +29,14 @@ class _Progress:
         self.enabled = enabled
         self.last = 0.0
 
-    def line(self, macros, icws, nodes, elapsed) -> None:
+    def line(self, macros, icws, nodes, elapsed, bus=0) -> None:
         now = time.perf_counter()
         if not self.enabled or now - self.last < 0.25:
             return
         self.last = now
         best = f"{macros} macros / {icws} ICWs" if macros else "no plan yet"
+        if macros and bus:
+            best += f" / {bus} ICWs at bus level"
         rate = nodes / elapsed if elapsed > 0 else 0.0
         sys.stderr.write(f"\rsearch: best {best}, {nodes} nodes, {rate:,.0f} nodes/s, {elapsed:.1f} s   ")
         sys.stderr.flush()
@@ -100,7 +102,8 @@ def _search_one(filt: Filter, cfg: SearchConfig, names: tuple[str, ...], start: 
 
     def progress(w: Worker, now: float) -> None:
         best = w.best
-        bar.line(best.macros if best else 0, best.icws if best else 0, w.nodes, now - w.start)
+        bus = w.events[-1].bus_icws if w.events else 0
+        bar.line(best.macros if best else 0, best.icws if best else 0, w.nodes, now - w.start, bus)
 
     stopped = worker.run(progress if bar.enabled else None)
     bar.close()
@@ -144,6 +147,7 @@ def _search_parallel(filt: Filter, cfg: SearchConfig, names: tuple[str, ...], st
         "best": ctx.Value("q", 1 << 30),
         "macros": ctx.Value("q", 0),
         "icws": ctx.Value("q", 0),
+        "bus": ctx.Value("q", 0),
         "nodes": ctx.Array("q", cfg.workers, lock=False),
         "share": share,
     }
@@ -172,7 +176,8 @@ def _search_parallel(filt: Filter, cfg: SearchConfig, names: tuple[str, ...], st
                 pending.discard(i)
         if bar.enabled:
             m = shared["macros"].value
-            bar.line(m, shared["icws"].value, sum(shared["nodes"]), time.perf_counter() - start)
+            elapsed = time.perf_counter() - start
+            bar.line(m, shared["icws"].value, sum(shared["nodes"]), elapsed, shared["bus"].value)
     bar.close()
     for p in procs:
         p.join()
@@ -193,17 +198,18 @@ def _search_parallel(filt: Filter, cfg: SearchConfig, names: tuple[str, ...], st
         for e in evs:
             events.append((e.seconds, i, e))
         if program is not None:
-            key = (program.icws if cfg.cost == "icws" else program.macros, program.macros, program.icws, i)
+            bus = evs[-1].bus_icws if evs else 0
+            key = (bus if cfg.cost == "icws" else program.macros, program.macros, program.icws, i)
             if best_key is None or key < best_key:
                 best, plan, best_key = program, ssa, key
     merged: list[PlanEvent] = []
     total_nodes = 0
     for _, _, e in sorted(events, key=lambda t: (t[0], t[1])):
-        key = e.icws if cfg.cost == "icws" else e.macros
-        if not merged or key < (merged[-1].icws if cfg.cost == "icws" else merged[-1].macros):
+        key = e.bus_icws if cfg.cost == "icws" else e.macros
+        if not merged or key < (merged[-1].bus_icws if cfg.cost == "icws" else merged[-1].macros):
             # nodes explored by all workers by then, estimated from the finding worker's own count
             total_nodes = max(total_nodes, e.nodes * cfg.workers)
-            merged.append(PlanEvent(total_nodes, e.seconds, e.macros, e.icws))
+            merged.append(PlanEvent(total_nodes, e.seconds, e.macros, e.icws, e.bus_icws))
     stopped = "time" if "time" in stops else "nodes" if "nodes" in stops else "exhausted"
     return SearchResult(
         program=best,

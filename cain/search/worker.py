@@ -7,16 +7,21 @@ import heapq
 import time
 from collections import deque
 
+from cain.backend.bus_synth import Options, synthesize
 from cain.backend.regalloc import allocate
 from cain.backend.verify import verify_program
 from cain.diagnostics import CainError
 from cain.model.filter import Filter
-from cain.model.isa import MACROS
 from cain.model.program import Program
 from cain.search import atoms
 from cain.search.config import DEFAULT_TIME, PORTFOLIO_RESTART, PlanEvent, SearchConfig
 from cain.search.plan import direct_solution, to_program
 from cain.search.space import Pair, Space
+
+BUS_BEAM = 16
+"""Beam width of the bus-level synthesis that scores each plan under `cost=icws` (the passes use more)."""
+BUS_TIES = 24
+"""Under `cost=icws`, plans as short in macros as the best are scored too, up to this many per worker."""
 
 
 def finish(program: Program, filt: Filter, names: tuple[str, ...]) -> Program | None:
@@ -69,9 +74,15 @@ class Worker:
         )
         self.branch = cfg.branch + (0, -8, 8, 0)[variant]
         self.icws_cost = cfg.cost == "icws"
+        self.tie = 1 if self.icws_cost else 0
+        """Under `cost=icws` plans as long as the best (in macros) are still sought: they may synthesise shorter."""
         self.root = self.space.bag(atoms.from_goal(g) for g in filt.final_goals())
         self.initial = self.space.bag(atoms.from_goal(g) for g in filt.initial_goals())
         self.best_cost = 1 << 30
+        """The fewest macros of any plan found: what bounds the traversal."""
+        self.best_score = (1 << 30, 1 << 30)
+        """(ICWs after bus-level synthesis, macros) of the best plan, for `cost=icws`."""
+        self.ties = 0
         self.best: Program | None = None
         self.best_plan: Program | None = None
         self.events: list[PlanEvent] = []
@@ -81,10 +92,10 @@ class Worker:
 
     # -- plans ----------------------------------------------------------------------------------
     def _step_cost(self, macro: str) -> int:
-        return MACROS[macro].icws if self.icws_cost else 1
+        return 1
 
     def _min_step(self) -> int:
-        return min(m.icws for m in MACROS.values()) if self.icws_cost else 1
+        return 1
 
     def _plan(self, node: _Node, tail: list[Pair]) -> None:
         pairs: list[Pair] = []
@@ -95,26 +106,43 @@ class Worker:
         pairs.reverse()
         pairs.extend(tail)
         program = to_program(self.space, self.filt, pairs)
-        cost = program.icws if self.icws_cost else program.macros
-        if cost >= self.best_cost:
+        if program.macros > self.best_cost or (program.macros == self.best_cost and not self.icws_cost):
             return
+        if self.icws_cost and program.macros == self.best_cost:
+            if self.ties >= BUS_TIES:
+                return
+            self.ties += 1
         done = finish(program, self.filt, self.names)
         if done is None:
             self.discarded += 1
             return
-        cost = done.icws if self.icws_cost else done.macros
-        if cost >= self.best_cost:
-            return
-        self.best_cost = cost
+        bus = 0
+        if self.icws_cost:
+            try:
+                bus = len(synthesize(done, self.filt, Options(beam=BUS_BEAM)).ops)
+            except ValueError:
+                bus = done.icws
+            if (bus, done.macros) >= self.best_score:
+                return
+            self.best_score = (bus, done.macros)
+        self.best_cost = min(self.best_cost, done.macros)
         self.best = done
         self.best_plan = program
-        self.events.append(PlanEvent(self.nodes, time.perf_counter() - self.start, done.macros, done.icws))
+        self.events.append(
+            PlanEvent(self.nodes, time.perf_counter() - self.start, done.macros, done.icws, bus)
+        )
         if self.shared is not None:
             with self.shared["best"].get_lock():
-                if cost < self.shared["best"].value:
-                    self.shared["best"].value = cost
+                shorter = done.macros < self.shared["best"].value
+                self.shared["best"].value = min(self.shared["best"].value, done.macros)
+                if (
+                    (bus < self.shared["bus"].value or not self.shared["bus"].value)
+                    if self.icws_cost
+                    else shorter
+                ):
                     self.shared["macros"].value = done.macros
                     self.shared["icws"].value = done.icws
+                    self.shared["bus"].value = bus
 
     def _naive_cap(self) -> int:
         """A cost no plan worth finding exceeds: roughly that of building every atom position of every
@@ -124,14 +152,14 @@ class Worker:
         for g in self.root:
             for x, y, _, c in self.space.goal_of[g]:
                 steps += abs(c).bit_count() + (abs(x) + abs(y) + 1) // 2 + 1
-        return steps * (max(m.icws for m in MACROS.values()) if self.icws_cost else 1) + 1
+        return steps + 1
 
     def _bound(self) -> int:
         if self.shared is not None and self.shared.get("share"):
             v = self.shared["best"].value
             if v < self.best_cost:
-                return v
-        return self.best_cost
+                return v + self.tie
+        return self.best_cost + self.tie
 
     # -- the search -----------------------------------------------------------------------------
     def run(self, progress=None) -> str:
@@ -234,7 +262,7 @@ class Worker:
                 cache[bag] = node.cost
                 if bag == initial or len(bag) < len(initial) and set(bag) <= initial_set:
                     self._plan(node, [])
-                    bound = min(bound, self.best_cost)
+                    bound = min(bound, self.best_cost + self.tie)
                     continue
                 if len(bag) <= direct_size:
                     tail = direct_solution(space, bag)
@@ -242,7 +270,7 @@ class Worker:
                         extra = sum(self._step_cost(p[0]) for p in tail)
                         if node.cost + extra < bound:
                             self._plan(node, tail)
-                            bound = min(bound, self.best_cost)
+                            bound = min(bound, self.best_cost + self.tie)
                             continue
                 node.cands = space.pairs(bag, branch)
                 node.idx = 0
