@@ -275,9 +275,9 @@ def test_icws_cost_scores_plans_at_bus_level():
     f = kernel_filter("1/2 [1 0 1]", "halves")
     r = search(f, SearchConfig(node_budget=300, cost="icws", progress=False))
     check(r.program, f)
-    scores = [(e.bus_icws, e.macros) for e in r.events]  # each plan better than the last
-    assert scores == sorted(set(scores), reverse=True)
-    assert len(synthesize(r.program, f, Options(beam=BUS_BEAM)).ops) == scores[-1][0] < r.program.icws
+    # the plans are found by macros, then the shortest are synthesised at bus level and the best kept
+    assert all(e.bus_icws == 0 for e in r.events[:-1])
+    assert len(synthesize(r.program, f, Options(beam=BUS_BEAM)).ops) == r.events[-1].bus_icws < r.program.icws
 
 
 def test_random_order_is_deterministic_for_a_seed():

@@ -53,6 +53,13 @@ def _progress_enabled(cfg: SearchConfig) -> bool:
     return bool(cfg.progress)
 
 
+def _score(event: PlanEvent, cfg: SearchConfig) -> tuple[int, int]:
+    """What makes a plan better: fewer macros, or under `cost=icws` fewer ICWs at bus level once scored."""
+    if cfg.cost == "icws":
+        return (event.bus_icws or 1 << 30, event.macros)
+    return (event.macros, 0)
+
+
 def search(filt: Filter, cfg: SearchConfig | None = None) -> SearchResult:
     """Search for the shortest verified program computing `filt`'s kernels from its inputs. A filter of
     several kernels for which the simultaneous search finds no plan is then compiled kernel by kernel."""
@@ -205,8 +212,7 @@ def _search_parallel(filt: Filter, cfg: SearchConfig, names: tuple[str, ...], st
     merged: list[PlanEvent] = []
     total_nodes = 0
     for _, _, e in sorted(events, key=lambda t: (t[0], t[1])):
-        key = e.bus_icws if cfg.cost == "icws" else e.macros
-        if not merged or key < (merged[-1].bus_icws if cfg.cost == "icws" else merged[-1].macros):
+        if not merged or _score(e, cfg) < _score(merged[-1], cfg):
             # nodes explored by all workers by then, estimated from the finding worker's own count
             total_nodes = max(total_nodes, e.nodes * cfg.workers)
             merged.append(PlanEvent(total_nodes, e.seconds, e.macros, e.icws, e.bus_icws))

@@ -21,7 +21,11 @@ from cain.search.space import Pair, Space
 BUS_BEAM = 16
 """Beam width of the bus-level synthesis that scores each plan under `cost=icws` (the passes use more)."""
 BUS_TIES = 24
-"""Under `cost=icws`, plans as short in macros as the best are scored too, up to this many per worker."""
+"""Under `cost=icws`, plans as short in macros as the best are kept too, up to this many per worker."""
+BUS_CANDIDATES = 8
+"""Under `cost=icws`, the shortest plans (in macros) scored at bus level when the search ends."""
+BUS_SHARE = 0.15
+"""Under `cost=icws` with a time budget, the part of it kept for scoring plans at bus level."""
 
 
 def finish(program: Program, filt: Filter, names: tuple[str, ...]) -> Program | None:
@@ -80,9 +84,10 @@ class Worker:
         self.initial = self.space.bag(atoms.from_goal(g) for g in filt.initial_goals())
         self.best_cost = 1 << 30
         """The fewest macros of any plan found: what bounds the traversal."""
-        self.best_score = (1 << 30, 1 << 30)
-        """(ICWs after bus-level synthesis, macros) of the best plan, for `cost=icws`."""
+        self.candidates: list[tuple[Program, Program]] = []
+        """Under `cost=icws`: every plan found (allocated, and as SSA), to score at bus level at the end."""
         self.ties = 0
+        self.hard_deadline: float | None = None
         self.best: Program | None = None
         self.best_plan: Program | None = None
         self.events: list[PlanEvent] = []
@@ -108,41 +113,59 @@ class Worker:
         program = to_program(self.space, self.filt, pairs)
         if program.macros > self.best_cost or (program.macros == self.best_cost and not self.icws_cost):
             return
-        if self.icws_cost and program.macros == self.best_cost:
-            if self.ties >= BUS_TIES:
-                return
-            self.ties += 1
+        tie = program.macros == self.best_cost
+        if tie and self.ties >= BUS_TIES:
+            return
         done = finish(program, self.filt, self.names)
         if done is None:
             self.discarded += 1
             return
-        bus = 0
         if self.icws_cost:
+            self.candidates.append((done, program))
+        if tie:
+            self.ties += 1
+            return
+        self.best_cost = done.macros
+        self.best = done
+        self.best_plan = program
+        self.events.append(PlanEvent(self.nodes, time.perf_counter() - self.start, done.macros, done.icws))
+        if self.shared is not None:
+            with self.shared["best"].get_lock():
+                if done.macros < self.shared["best"].value:
+                    self.shared["best"].value = done.macros
+                    self.shared["macros"].value = done.macros
+                    self.shared["icws"].value = done.icws
+
+    def _score(self) -> None:
+        """Under `cost=icws`: the shortest plans found (in macros) synthesised at bus level, the best in
+        ICWs kept; within the time budget's last part (at least one plan is always scored)."""
+        ranked = sorted(self.candidates, key=lambda c: c[0].macros)[:BUS_CANDIDATES]
+        best = None
+        for done, program in ranked:
+            if (
+                best is not None
+                and self.hard_deadline is not None
+                and time.perf_counter() >= self.hard_deadline
+            ):
+                break
             try:
                 bus = len(synthesize(done, self.filt, Options(beam=BUS_BEAM)).ops)
             except ValueError:
                 bus = done.icws
-            if (bus, done.macros) >= self.best_score:
-                return
-            self.best_score = (bus, done.macros)
-        self.best_cost = min(self.best_cost, done.macros)
-        self.best = done
-        self.best_plan = program
+            if best is None or (bus, done.macros) < best[0]:
+                best = ((bus, done.macros), done, program)
+        if best is None:
+            return
+        (bus, _), self.best, self.best_plan = best
         self.events.append(
-            PlanEvent(self.nodes, time.perf_counter() - self.start, done.macros, done.icws, bus)
+            PlanEvent(self.nodes, time.perf_counter() - self.start, self.best.macros, self.best.icws, bus)
         )
         if self.shared is not None:
             with self.shared["best"].get_lock():
-                shorter = done.macros < self.shared["best"].value
-                self.shared["best"].value = min(self.shared["best"].value, done.macros)
-                if (
-                    (bus < self.shared["bus"].value or not self.shared["bus"].value)
-                    if self.icws_cost
-                    else shorter
-                ):
-                    self.shared["macros"].value = done.macros
-                    self.shared["icws"].value = done.icws
+                if not self.shared["bus"].value or bus < self.shared["bus"].value:
                     self.shared["bus"].value = bus
+                    self.shared["macros"].value = self.best.macros
+                    self.shared["icws"].value = self.best.icws
 
     def _naive_cap(self) -> int:
         """A cost no plan worth finding exceeds: roughly that of building every atom position of every
@@ -179,6 +202,9 @@ class Worker:
         if cfg.node_budget is None and time_budget is None:
             time_budget = DEFAULT_TIME
         self.deadline = self.start + time_budget if time_budget is not None else None
+        self.hard_deadline = self.deadline
+        if self.deadline is not None and self.icws_cost:  # leave time to score the plans at bus level
+            self.deadline = self.start + (1 - BUS_SHARE) * time_budget
         self.bound = min(self.best_cost, self._naive_cap())
         self.next_check = 0
         restart = cfg.restart or (PORTFOLIO_RESTART if self.index % 2 else 0)
@@ -195,6 +221,8 @@ class Worker:
             length *= 1.5
             space.jitter = max(space.jitter, cfg.restart_jitter)
             space.rng.seed(cfg.seed * 1_000_003 + self.index * 1009 + rounds)
+        if self.icws_cost:
+            self._score()
         if progress is not None:
             progress(self, time.perf_counter())
         return stopped
