@@ -58,10 +58,19 @@ def noise_error(ops: Sequence[MicroOp], filter: Filter, noise: Noise, images: in
 
 def main(argv: Sequence[str] | None = None) -> int:
     parser = make_parser("bus", __doc__.split("\n\n")[0], samples=1, budget="10s", workers=1)
-    parser.add_argument("--filters", nargs="+", type=Path, default=sorted(EXAMPLES.glob("*.cain")),
-                        help="kernel files (default examples/*.cain)")
-    parser.add_argument("--cost", choices=("macros", "icws"), default="icws",
-                        help="what the search minimises (default icws: plans scored at bus level)")
+    parser.add_argument(
+        "--filters",
+        nargs="+",
+        type=Path,
+        default=sorted(EXAMPLES.glob("*.cain")),
+        help="kernel files (default examples/*.cain)",
+    )
+    parser.add_argument(
+        "--cost",
+        choices=("macros", "icws"),
+        default="icws",
+        help="what the search minimises (default icws: plans scored at bus level)",
+    )
     parser.add_argument("--sigma", type=float, default=0.5, help="noise of every transfer (default 0.5)")
     parser.add_argument("--extra", type=float, default=1.0, help="further noise of bus2/bus3 (default 1.0)")
     parser.add_argument("--images", type=int, default=4, help="noisy images per program (default 4)")
@@ -77,8 +86,14 @@ def main(argv: Sequence[str] | None = None) -> int:
         except Exception as exc:  # noqa: BLE001 - a broken file is a reported failure
             runs.append(Run(path.stem, "failed", error=f"could not load the filter: {exc}"))
             continue
-        run = run_search(filter, budget=args.budget, seed=args.seed, workers=args.workers, cost=args.cost,
-                         label=filter.name)
+        run = run_search(
+            filter,
+            budget=args.budget,
+            seed=args.seed,
+            workers=args.workers,
+            cost=args.cost,
+            label=filter.name,
+        )
         log(args, run.describe())
         runs.append(run)
         if not run.ok:
@@ -90,25 +105,63 @@ def main(argv: Sequence[str] | None = None) -> int:
         }
         totals["macro"] += len(macro_ops)
         totals["bus"] += len(bus_ops)
-        record = {"filter": filter.name, "file": str(path), "macros": run.macros, "macro_icws": len(macro_ops),
-                  "macro_bus2": sum(op.kind != "bus" for op in macro_ops), "bus_icws": len(bus_ops),
-                  "bus_bus2": sum(op.kind != "bus" for op in bus_ops), "error_macro": errors["macro"],
-                  "error_bus": errors["bus"], "run": run.as_json()}
+        record = {
+            "filter": filter.name,
+            "file": str(path),
+            "macros": run.macros,
+            "macro_icws": len(macro_ops),
+            "macro_bus2": sum(op.kind != "bus" for op in macro_ops),
+            "bus_icws": len(bus_ops),
+            "bus_bus2": sum(op.kind != "bus" for op in bus_ops),
+            "error_macro": errors["macro"],
+            "error_bus": errors["bus"],
+            "run": run.as_json(),
+        }
         records.append(record)
-        table.append([filter.name, run.macros, record["macro_icws"], record["bus_icws"],
-                      f"{100 * (1 - record['bus_icws'] / record['macro_icws']):.0f}%",
-                      record["macro_bus2"], record["bus_bus2"], f"{errors['macro']:.3f}", f"{errors['bus']:.3f}",
-                      "yes" if errors["bus"] <= errors["macro"] else "NO"])
+        table.append(
+            [
+                filter.name,
+                run.macros,
+                record["macro_icws"],
+                record["bus_icws"],
+                f"{100 * (1 - record['bus_icws'] / record['macro_icws']):.0f}%",
+                record["macro_bus2"],
+                record["bus_bus2"],
+                f"{errors['macro']:.3f}",
+                f"{errors['bus']:.3f}",
+                "yes" if errors["bus"] <= errors["macro"] else "NO",
+            ]
+        )
     saving = 100 * (1 - totals["bus"] / totals["macro"]) if totals["macro"] else 0.0
     table.append(["total", "", totals["macro"], totals["bus"], f"{saving:.0f}%", "", "", "", "", ""])
-    headers = ["filter", "macros", "macro ICWs", "bus ICWs", "saved", "macro bus2", "bus bus2",
-               "RMS error (macro)", "RMS error (bus)", "bus no noisier"]
-    body = (f"Each filter's plan (search `cost={args.cost}`) as the macros expand and after bus-level synthesis, "
-            f"both verified. Noise: {args.sigma} per transfer, {args.extra} more on bus2/bus3 (in quadrature), "
-            f"{args.images} random images per program, RMS error against the exact correlation away from the "
-            "edges.\n\n" + markdown_table(headers, table) + "\n" + failures_markdown(runs))
-    write_outputs(args, "bus", "Bus-level synthesis against the macros: ICWs and noise", argv=argv,
-                  machine=machine, data={"rows": records, "totals": totals}, body=body, draw=None)
+    headers = [
+        "filter",
+        "macros",
+        "macro ICWs",
+        "bus ICWs",
+        "saved",
+        "macro bus2",
+        "bus bus2",
+        "RMS error (macro)",
+        "RMS error (bus)",
+        "bus no noisier",
+    ]
+    body = (
+        f"Each filter's plan (search `cost={args.cost}`) as the macros expand and after bus-level synthesis, "
+        f"both verified. Noise: {args.sigma} per transfer, {args.extra} more on bus2/bus3 (in quadrature), "
+        f"{args.images} random images per program, RMS error against the exact correlation away from the "
+        "edges.\n\n" + markdown_table(headers, table) + "\n" + failures_markdown(runs)
+    )
+    write_outputs(
+        args,
+        "bus",
+        "Bus-level synthesis against the macros: ICWs and noise",
+        argv=argv,
+        machine=machine,
+        data={"rows": records, "totals": totals},
+        body=body,
+        draw=None,
+    )
     return 0
 
 
