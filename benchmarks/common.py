@@ -25,7 +25,7 @@ from importlib import metadata
 from pathlib import Path
 from typing import Any
 
-from cain.backend.bus_synth import counts, expansion, synthesize
+from cain.backend.bus_synth import counts, synthesize
 from cain.backend.verify import verify_bus, verify_for_filter
 from cain.model.filter import Filter, Kernel
 from cain.model.goal import Goal
@@ -362,7 +362,7 @@ def check_program(run: Run, program, filter: Filter, *, cost: str = "macros") ->
         return run
     found = counts(bus.ops)
     run.bus_icws, run.bus2, run.bus3 = found["icws"], found["bus2"], found["bus3"]
-    run.macro_bus2 = counts(expansion(program))["bus2"]
+    run.macro_bus2 = counts(bus.plain)["bus2"]
     run.bus_program = [str(op) for op in bus.ops]
     run.allocated, run.bus_ops = program, bus.ops
     if cost == "macros" and run.events and run.events[-1]["macros"] != program.macros:

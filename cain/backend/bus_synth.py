@@ -23,6 +23,7 @@ from collections.abc import Iterable, Sequence
 from dataclasses import dataclass
 from itertools import combinations, product
 
+from cain.backend.regalloc import allocate
 from cain.backend.sim import instr_micro_ops
 from cain.backend.verify import VerificationError, verify_bus
 from cain.model.filter import Filter
@@ -617,19 +618,27 @@ class BusProgram:
     ops: list[MicroOp]
     synthesized: bool
     """False when the macros' own expansion was kept (shorter, or synthesis found nothing that verifies)."""
-    expansion_icws: int
+    plain: list[MicroOp]
+    """The macros' own expansion, for comparison."""
+
+    @property
+    def expansion_icws(self) -> int:
+        return len(self.plain)
 
 
 def synthesize(program: Program, filter: Filter, options: Options = Options()) -> BusProgram:
     """The shortest verified micro-op program for an allocated `program`: the beam search's, or the macros'
-    expansion when that is no longer or the search's does not verify."""
+    expansion when that is no longer or the search's does not verify. An unallocated program is allocated
+    first (cain.backend.regalloc)."""
+    if not program.registers:
+        program = allocate(program, filter.registers)
     plain = expansion(program)
     ops = synthesize_ops(program, filter.registers, options)
     within = options.max_bus2 is None or noisy_ops(plain) <= options.max_bus2
     if ops is not None and (len(ops) < len(plain) or not within):
         try:
             verify_bus(ops, filter, images=1, size=24)
-            return BusProgram(ops, True, len(plain))
+            return BusProgram(ops, True, plain)
         except VerificationError:
             pass
     if not within:
@@ -637,4 +646,4 @@ def synthesize(program: Program, filter: Filter, options: Options = Options()) -
             f"kernel @{filter.name}: no program found with at most {options.max_bus2} bus2/bus3 micro-ops "
             f"(the macros' expansion has {noisy_ops(plain)}); raise max-bus2"
         )
-    return BusProgram(plain, False, len(plain))
+    return BusProgram(plain, False, plain)
