@@ -287,7 +287,8 @@ class Run:
         return best
 
     def as_json(self) -> dict[str, Any]:
-        return {f.name: getattr(self, f.name) for f in dataclasses.fields(self) if f.name not in ("allocated", "bus_ops")}
+        skip = ("allocated", "bus_ops")
+        return {f.name: getattr(self, f.name) for f in dataclasses.fields(self) if f.name not in skip}
 
     def describe(self) -> str:
         """One progress line: the outcome, the search's effort, and any failure."""
