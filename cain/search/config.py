@@ -73,6 +73,8 @@ class PlanEvent:
     icws: int
     bus_icws: int = 0
     """ICWs after bus-level synthesis (`cost=icws` only; 0 when not measured)."""
+    bus2: int = 0
+    """Of those, the `bus2`/`bus3` micro-ops (the noisiest)."""
 
 
 @dataclass

@@ -29,14 +29,14 @@ class _Progress:
         self.enabled = enabled
         self.last = 0.0
 
-    def line(self, macros, icws, nodes, elapsed, bus=0) -> None:
+    def line(self, macros, icws, nodes, elapsed, bus=0, bus2=0) -> None:
         now = time.perf_counter()
         if not self.enabled or now - self.last < 0.25:
             return
         self.last = now
         best = f"{macros} macros / {icws} ICWs" if macros else "no plan yet"
         if macros and bus:
-            best += f" / {bus} ICWs at bus level"
+            best += f" / {bus} ICWs at bus level ({bus2} bus2/bus3)"
         rate = nodes / elapsed if elapsed > 0 else 0.0
         sys.stderr.write(f"\rsearch: best {best}, {nodes} nodes, {rate:,.0f} nodes/s, {elapsed:.1f} s   ")
         sys.stderr.flush()
@@ -109,8 +109,9 @@ def _search_one(filt: Filter, cfg: SearchConfig, names: tuple[str, ...], start: 
 
     def progress(w: Worker, now: float) -> None:
         best = w.best
-        bus = w.events[-1].bus_icws if w.events else 0
-        bar.line(best.macros if best else 0, best.icws if best else 0, w.nodes, now - w.start, bus)
+        last = w.events[-1] if w.events else None
+        bus, bus2 = (last.bus_icws, last.bus2) if last else (0, 0)
+        bar.line(best.macros if best else 0, best.icws if best else 0, w.nodes, now - w.start, bus, bus2)
 
     stopped = worker.run(progress if bar.enabled else None)
     bar.close()
@@ -155,6 +156,7 @@ def _search_parallel(filt: Filter, cfg: SearchConfig, names: tuple[str, ...], st
         "macros": ctx.Value("q", 0),
         "icws": ctx.Value("q", 0),
         "bus": ctx.Value("q", 0),
+        "bus2": ctx.Value("q", 0),
         "nodes": ctx.Array("q", cfg.workers, lock=False),
         "share": share,
     }
@@ -184,7 +186,8 @@ def _search_parallel(filt: Filter, cfg: SearchConfig, names: tuple[str, ...], st
         if bar.enabled:
             m = shared["macros"].value
             elapsed = time.perf_counter() - start
-            bar.line(m, shared["icws"].value, sum(shared["nodes"]), elapsed, shared["bus"].value)
+            bus, bus2 = shared["bus"].value, shared["bus2"].value
+            bar.line(m, shared["icws"].value, sum(shared["nodes"]), elapsed, bus, bus2)
     bar.close()
     for p in procs:
         p.join()
@@ -215,7 +218,7 @@ def _search_parallel(filt: Filter, cfg: SearchConfig, names: tuple[str, ...], st
         if not merged or _score(e, cfg) < _score(merged[-1], cfg):
             # nodes explored by all workers by then, estimated from the finding worker's own count
             total_nodes = max(total_nodes, e.nodes * cfg.workers)
-            merged.append(PlanEvent(total_nodes, e.seconds, e.macros, e.icws, e.bus_icws))
+            merged.append(PlanEvent(total_nodes, e.seconds, e.macros, e.icws, e.bus_icws, e.bus2))
     stopped = "time" if "time" in stops else "nodes" if "nodes" in stops else "exhausted"
     return SearchResult(
         program=best,

@@ -148,22 +148,19 @@ class Worker:
                 and time.perf_counter() >= self.hard_deadline
             ):
                 break
-            try:
-                bus = len(synthesize(done, self.filt, Options(beam=BUS_BEAM)).ops)
-            except ValueError:
-                bus = done.icws
-            if best is None or (bus, done.macros) < best[0]:
-                best = ((bus, done.macros), done, program)
+            ops = synthesize(done, self.filt, Options(beam=BUS_BEAM)).ops
+            if best is None or (len(ops), done.macros) < best[0]:
+                best = ((len(ops), done.macros), done, program, sum(op.kind != "bus" for op in ops))
         if best is None:
             return
-        (bus, _), self.best, self.best_plan = best
-        self.events.append(
-            PlanEvent(self.nodes, time.perf_counter() - self.start, self.best.macros, self.best.icws, bus)
-        )
+        (bus, _), self.best, self.best_plan, noisy = best
+        now = time.perf_counter() - self.start
+        self.events.append(PlanEvent(self.nodes, now, self.best.macros, self.best.icws, bus, noisy))
         if self.shared is not None:
             with self.shared["best"].get_lock():
                 if not self.shared["bus"].value or bus < self.shared["bus"].value:
                     self.shared["bus"].value = bus
+                    self.shared["bus2"].value = noisy
                     self.shared["macros"].value = self.best.macros
                     self.shared["icws"].value = self.best.icws
 
