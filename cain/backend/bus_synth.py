@@ -56,6 +56,7 @@ def lin(items: Iterable[tuple[Term, int]]) -> Lin:
 
 
 def shifted(x: Lin, dx: int, dy: int, factor: int = 1) -> list[tuple[Term, int]]:
+    """The terms of `factor * x` read at offset `(dx, dy)` further."""
     return [((v, a + dx, b + dy), c * factor) for (v, a, b), c in x]
 
 
@@ -269,7 +270,8 @@ class _Synth:
         return out + lowered
 
     def prune(self, states: list[_State]) -> list[_State]:
-        return sorted(states, key=lambda s: (s.icws, s.bus2))[: max(4, self.options.beam // 8)]
+        """The few cheapest states to go on from when a step is computed in parts (bounds the recursion)."""
+        return sorted(states, key=lambda s: (s.icws, s.bus2))[:3]
 
     def deferrable(self, state: _State, step: Step, form: Lin) -> bool:
         """A single-use value may be inlined into its consumer when the combined form is still one the
@@ -427,15 +429,20 @@ class _Synth:
         if news_plan[0] == "write":
             busy.update(where[s] for s in news_plan[2] if s in where)
 
-        def reusable(r: int, live: set[int], regs=regs) -> bool:
-            """Whether register r may be overwritten: its value is dead, or another register holds it too."""
-            h = regs[r]
-            if r in busy or h is None or h[0] not in live:
-                return r not in busy
-            return any(q != r and regs[q] is not None and regs[q][0] == h[0] for q in range(len(regs)))
+        def reusable(live: set[int], regs=regs) -> list[int]:
+            """The registers that may be overwritten: their value is dead, or another register holds it too."""
+            copies: dict[int, int] = {}
+            for h in regs:
+                if h is not None:
+                    copies[h[0]] = copies.get(h[0], 0) + 1
+            return [
+                r
+                for r, h in enumerate(regs)
+                if r not in busy and (h is None or h[0] not in live or copies[h[0]] > 1)
+            ]
 
         def free_for_copy() -> int | None:
-            spare = [r for r in range(len(regs)) if reusable(r, live_now)]
+            spare = reusable(live_now)
             plain = [r for r in spare if self.pinned.get(self.names[r], result) == result]
             return (plain or spare or [None])[0]
 
@@ -461,7 +468,7 @@ class _Synth:
         final_srcs = [self.names[where[(t[0], c)]] for t, c in d_terms] + [READS[o] for o in reads]
         src_set = set(final_srcs)
         busy.clear()
-        candidates = [r for r in range(len(regs)) if self.names[r] not in src_set and reusable(r, live_after)]
+        candidates = [r for r in reusable(live_after) if self.names[r] not in src_set]
         if not candidates:
             return []
         own = [r for r in candidates if self.pinned.get(self.names[r], -1) == result]
@@ -478,7 +485,8 @@ class _Synth:
                 if reads_news:
                     after = list(regs)
                     after[y] = (result, sigma)
-                    z = next((r for r in order if r != y and reusable(r, live_after, after)), None)
+                    spare = set(reusable(live_after, after))
+                    z = next((r for r in order if r != y and r in spare), None)
                     if z is None:
                         continue
                     second = self.names[z]
@@ -598,6 +606,7 @@ def counts(ops: Sequence[MicroOp]) -> dict[str, int]:
 
 
 def noisy_ops(ops: Sequence[MicroOp]) -> int:
+    """How many of `ops` are `bus2` or `bus3`."""
     return sum(1 for op in ops if op.kind != "bus")
 
 
