@@ -25,7 +25,8 @@ from importlib import metadata
 from pathlib import Path
 from typing import Any
 
-from cain.backend.verify import verify_for_filter
+from cain.backend.bus_synth import counts, synthesize
+from cain.backend.verify import verify_bus, verify_for_filter
 from cain.model.filter import Filter, Kernel
 from cain.model.goal import Goal
 from cain.model.isa import DEFAULT_REGISTERS
@@ -245,6 +246,18 @@ class Run:
     stopped: str | None = None
     error: str | None = None
     program: list[str] = field(default_factory=list)
+    bus_icws: int | None = None
+    """ICWs of the program after bus-level synthesis (cain.backend.bus_synth), verified again."""
+    bus2: int | None = None
+    bus3: int | None = None
+    """bus2 / bus3 micro-ops of that program (the noisiest)."""
+    macro_bus2: int | None = None
+    """bus2 micro-ops of the macros' own expansion."""
+    bus_program: list[str] = field(default_factory=list)
+    allocated: Any = field(default=None, repr=False)
+    """The verified program itself (a `Program`; not written to JSON)."""
+    bus_ops: Any = field(default=None, repr=False)
+    """Its verified micro-ops after bus-level synthesis (not written to JSON)."""
 
     @property
     def ok(self) -> bool:
@@ -274,13 +287,15 @@ class Run:
         return best
 
     def as_json(self) -> dict[str, Any]:
-        return dataclasses.asdict(self)
+        skip = ("allocated", "bus_ops")
+        return {f.name: getattr(self, f.name) for f in dataclasses.fields(self) if f.name not in skip}
 
     def describe(self) -> str:
         """One progress line: the outcome, the search's effort, and any failure."""
         effort = f"{fmt(self.nodes)} nodes, {fmt(self.seconds)} s"
         if self.ok:
-            return f"{self.label}: {self.macros} macros, {self.icws} ICWs ({effort})"
+            bus = f", {self.bus_icws} ICWs at bus level ({self.bus2} bus2)" if self.bus_icws is not None else ""
+            return f"{self.label}: {self.macros} macros, {self.icws} ICWs{bus} ({effort})"
         if self.status == "no plan":
             return f"{self.label}: no plan ({effort})"
         return f"{self.label}: FAILED: {self.error}"
@@ -302,7 +317,7 @@ def program_lines(program) -> list[str]:
 
 def _event(event) -> dict[str, Any]:
     return {"nodes": int(event.nodes), "seconds": float(event.seconds), "macros": int(event.macros),
-            "icws": int(event.icws)}
+            "icws": int(event.icws), "bus_icws": int(event.bus_icws)}
 
 
 def run_search(filter: Filter, *, budget: Budget, seed: int = 0, workers: int = 1, label: str = "",
@@ -340,6 +355,17 @@ def check_program(run: Run, program, filter: Filter, *, cost: str = "macros") ->
         run.status, run.error = "failed", f"verification failed: {type(exc).__name__}: {exc}"
         return run
     run.status = "verified"
+    try:
+        bus = synthesize(program, filter)
+        verify_bus(bus.ops, filter)
+    except Exception as exc:  # noqa: BLE001 - a bus program that does not verify is never a data point
+        run.status, run.error = "failed", f"bus-level synthesis failed: {type(exc).__name__}: {exc}"
+        return run
+    found = counts(bus.ops)
+    run.bus_icws, run.bus2, run.bus3 = found["icws"], found["bus2"], found["bus3"]
+    run.macro_bus2 = counts(bus.plain)["bus2"]
+    run.bus_program = [str(op) for op in bus.ops]
+    run.allocated, run.bus_ops = program, bus.ops
     if cost == "macros" and run.events and run.events[-1]["macros"] != program.macros:
         run.error = f"note: the last improvement event says {run.events[-1]['macros']} macros"
     return run

@@ -16,7 +16,7 @@ ROOT = Path(__file__).resolve().parents[1]
 if str(ROOT) not in sys.path:
     sys.path.insert(0, str(ROOT))
 
-from benchmarks import common, heuristic, scaling, simultaneous, table1
+from benchmarks import bus, common, heuristic, scaling, simultaneous, table1
 from cain.model.goal import Goal
 from cain.model.program import Instr, Program
 
@@ -200,6 +200,8 @@ def test_a_program_that_computes_the_kernel_is_counted():
     assert good.output_goals(f.initial_goals()) == f.final_goals()
     run = common.check_program(common.Run("box", "no plan"), good, f)
     assert run.status == "verified" and run.ok and run.macros == 3 and run.error is None
+    # and at bus level: the halving is one bus2 instead of div's five ICWs (two of them bus2)
+    assert run.bus_icws < good.icws and (run.bus2, run.macro_bus2) == (1, 2)
 
 
 def test_a_wrong_program_is_a_failure_not_a_data_point():
@@ -268,6 +270,19 @@ def test_table1_row(tmp_path):
     assert row["best"]["status"] == "verified", row["best"]["error"]
     assert (row["paper"], row["java"], row["best"]["macros"]) == (10, 10, len(row["best"]["program"]))
     assert "| gauss3x3" in (tmp_path / "summary.md").read_text()
+
+
+def test_bus_experiment(tmp_path):
+    files = [str(table1.EXAMPLES / "gauss3x3.cain"), str(table1.EXAMPLES / "laplacian.cain")]
+    assert bus.main(["--filters", *files, "--budget", "400", "--images", "1", "--out", str(tmp_path), "--quiet"]) == 0
+    record = json.loads((tmp_path / "results.json").read_text())
+    assert [r["filter"] for r in record["rows"]] == ["gauss3x3", "laplacian"]
+    for row in record["rows"]:
+        assert row["run"]["status"] == "verified"
+        assert row["bus_icws"] < row["macro_icws"] and row["bus_bus2"] <= row["macro_bus2"]
+        assert 0 < row["error_bus"] <= row["error_macro"]
+    assert record["totals"]["bus"] == sum(r["bus_icws"] for r in record["rows"])
+    assert "| total" in (tmp_path / "summary.md").read_text()
 
 
 def test_fraction_weights_round_trip():

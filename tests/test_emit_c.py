@@ -7,6 +7,7 @@ from pathlib import Path
 
 import numpy as np
 import pytest
+from cain.passes.bus_synth import BusSynthPass
 from cain.passes.emit import EmitPass, emitted_text
 from cain.passes.expand_bus import ExpandBusPass
 from cain.passes.regalloc import RegallocPass
@@ -95,7 +96,12 @@ def compile_and_run(
 
 @pytest.mark.parametrize(
     "level, program, filter_register",
-    [("macro", gauss3_basic, "A"), ("bus", gauss3_all, "B")],
+    [
+        ("macro", gauss3_basic, "A"),
+        ("bus", gauss3_all, "B"),
+        ("synth", gauss3_basic, "A"),
+        ("synth", gauss3_all, "B"),
+    ],
 )
 def test_gaussian_runs_as_c(level, program, filter_register, tmp_path):
     f = gauss3_filter(filter_register)
@@ -104,9 +110,11 @@ def test_gaussian_runs_as_c(level, program, filter_register, tmp_path):
     RegallocPass().apply(Context(), module)
     if level == "bus":
         ExpandBusPass().apply(Context(), module)
+    if level == "synth":
+        BusSynthPass().apply(Context(), module)
     EmitPass().apply(Context(), module)
     text = emitted_text(module)
-    assert ("bus2(" in text) == (level == "bus")
+    assert ("bus2(" in text) == (level != "macro")
     images = random_images(1, 1, SIZE, seed=5)
     (out,) = compile_and_run(text, "gauss3", ["A"], [filter_register], images[:, 0], tmp_path)
     expected = correlate(images[:, 0], f.kernels[0].goal, f.depth)
@@ -115,15 +123,23 @@ def test_gaussian_runs_as_c(level, program, filter_register, tmp_path):
     assert not np.allclose(out, expected)  # the edge pixels see zeros: the comparison is not vacuous there
 
 
-def test_every_macro_runs_as_c(tmp_path):
+@pytest.mark.parametrize("level", ["macro", "synth"])
+def test_every_macro_runs_as_c(level, tmp_path):
     p, inputs = every_macro()
     goals = p.output_goals(inputs)
     module = ModuleOp([kernel_from_program(p, filter_for(p, goals, 2))])
     RegallocPass().apply(Context(), module)
+    if level == "synth":
+        BusSynthPass().apply(Context(), module)
+        counts = next(iter(module.ops)).counts
+        assert counts["icws"] < counts["expansion_icws"]  # fewer micro-ops than the macros' expansion has
     EmitPass().apply(Context(), module)
     text = emitted_text(module)
-    for call in ("mov2x(", "add2x(", "sub2x(", "subx(", "divq(", "div(", "res(", "neg("):
-        assert call in text
+    if level == "synth":
+        assert "bus2(" in text and "optimised at bus level" in text
+    else:
+        for call in ("mov2x(", "add2x(", "sub2x(", "subx(", "divq(", "div(", "res(", "neg("):
+            assert call in text
     images = random_images(2, 1, SIZE, seed=9)[:, 0]
     outs = compile_and_run(text, c_identifier(p.name), ["A", "B"], ["C", "D", "A"], images, tmp_path)
     m = reach(p)

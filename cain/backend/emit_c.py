@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import re
 
+from cain.backend.bus_synth import check_store
 from cain.diagnostics import CainError
 from cain.dialects.scamp5 import BusMicroOp, KernelOp, MacroOp
 from cain.model.approx import format_fraction
@@ -39,11 +40,26 @@ def header_comment(kernel: KernelOp) -> list[str]:
             lines += ["    [ " + " ".join(str(c).rjust(width) for c in row) + " ]" for row in matrix]
         lines.append(f"  approximation error {format_fraction(k.error)} (sum of |weight - approximation|)")
     counts = kernel.counts
+    kinds = micro_op_kinds(kernel)
     lines += ["", f"approximation depth {f.depth}"]
     lines.append(
-        f"{counts.get('macros', '?')} macro instructions, {counts.get('icws', '?')} ICWs (bus micro-operations)"
+        f"{counts.get('macros', '?')} macro instructions, {len(kinds)} ICWs (bus micro-operations), "
+        f"{kinds.count('bus2')} bus2, {kinds.count('bus3')} bus3"
     )
+    if counts.get("expansion_icws", len(kinds)) != len(kinds):
+        lines.append(f"optimised at bus level: the macros would expand to {counts['expansion_icws']} ICWs")
     return lines
+
+
+def micro_op_kinds(kernel: KernelOp) -> list[str]:
+    """The kind (`bus`, `bus2`, `bus3`) of every micro-op the kernel runs on the device, in order."""
+    kinds = []
+    for op in kernel.block.ops:
+        if isinstance(op, MacroOp):
+            kinds += [t.kind for t in op.MACRO.expansion]
+        elif isinstance(op, BusMicroOp):
+            kinds.append(op.micro_op().kind)
+    return kinds
 
 
 def emit_kernel(kernel: KernelOp) -> str:
@@ -51,6 +67,10 @@ def emit_kernel(kernel: KernelOp) -> str:
     name = kernel.sym_name.data
     if not kernel.is_allocated:
         raise CainError(f"emit: kernel @{name} has no registers yet: run regalloc first")
+    try:
+        check_store(name, len(micro_op_kinds(kernel)))
+    except ValueError as e:
+        raise CainError(f"emit: {e}") from None
     body: list[str] = []
     for op in kernel.block.ops:
         if isinstance(op, MacroOp):

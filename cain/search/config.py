@@ -30,6 +30,8 @@ class SearchConfig:
     workers: int = 1
     traversal: str = "cgds"
     cost: str = "macros"
+    """`macros`, or `icws`: plans are scored by their ICWs after bus-level synthesis
+    (cain.backend.bus_synth), the search itself still ordered and bounded by macros."""
     heuristic: str = "scamp5"
     progress: bool | None = None
     branch: int = 40
@@ -69,6 +71,10 @@ class PlanEvent:
     seconds: float
     macros: int
     icws: int
+    bus_icws: int = 0
+    """ICWs after bus-level synthesis (`cost=icws` only; 0 when not measured)."""
+    bus2: int = 0
+    """Of those, the `bus2`/`bus3` micro-ops (the noisiest)."""
 
 
 @dataclass

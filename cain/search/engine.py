@@ -29,12 +29,14 @@ class _Progress:
         self.enabled = enabled
         self.last = 0.0
 
-    def line(self, macros, icws, nodes, elapsed) -> None:
+    def line(self, macros, icws, nodes, elapsed, bus=0, bus2=0) -> None:
         now = time.perf_counter()
         if not self.enabled or now - self.last < 0.25:
             return
         self.last = now
         best = f"{macros} macros / {icws} ICWs" if macros else "no plan yet"
+        if macros and bus:
+            best += f" / {bus} ICWs at bus level ({bus2} bus2/bus3)"
         rate = nodes / elapsed if elapsed > 0 else 0.0
         sys.stderr.write(f"\rsearch: best {best}, {nodes} nodes, {rate:,.0f} nodes/s, {elapsed:.1f} s   ")
         sys.stderr.flush()
@@ -49,6 +51,13 @@ def _progress_enabled(cfg: SearchConfig) -> bool:
     if cfg.progress is None:
         return sys.stderr.isatty()
     return bool(cfg.progress)
+
+
+def _score(event: PlanEvent, cfg: SearchConfig) -> tuple[int, int]:
+    """What makes a plan better: fewer macros, or under `cost=icws` fewer ICWs at bus level once scored."""
+    if cfg.cost == "icws":
+        return (event.bus_icws or 1 << 30, event.macros)
+    return (event.macros, 0)
 
 
 def search(filt: Filter, cfg: SearchConfig | None = None) -> SearchResult:
@@ -100,7 +109,9 @@ def _search_one(filt: Filter, cfg: SearchConfig, names: tuple[str, ...], start: 
 
     def progress(w: Worker, now: float) -> None:
         best = w.best
-        bar.line(best.macros if best else 0, best.icws if best else 0, w.nodes, now - w.start)
+        last = w.events[-1] if w.events else None
+        bus, bus2 = (last.bus_icws, last.bus2) if last else (0, 0)
+        bar.line(best.macros if best else 0, best.icws if best else 0, w.nodes, now - w.start, bus, bus2)
 
     stopped = worker.run(progress if bar.enabled else None)
     bar.close()
@@ -144,6 +155,8 @@ def _search_parallel(filt: Filter, cfg: SearchConfig, names: tuple[str, ...], st
         "best": ctx.Value("q", 1 << 30),
         "macros": ctx.Value("q", 0),
         "icws": ctx.Value("q", 0),
+        "bus": ctx.Value("q", 0),
+        "bus2": ctx.Value("q", 0),
         "nodes": ctx.Array("q", cfg.workers, lock=False),
         "share": share,
     }
@@ -172,7 +185,9 @@ def _search_parallel(filt: Filter, cfg: SearchConfig, names: tuple[str, ...], st
                 pending.discard(i)
         if bar.enabled:
             m = shared["macros"].value
-            bar.line(m, shared["icws"].value, sum(shared["nodes"]), time.perf_counter() - start)
+            elapsed = time.perf_counter() - start
+            bus, bus2 = shared["bus"].value, shared["bus2"].value
+            bar.line(m, shared["icws"].value, sum(shared["nodes"]), elapsed, bus, bus2)
     bar.close()
     for p in procs:
         p.join()
@@ -193,17 +208,17 @@ def _search_parallel(filt: Filter, cfg: SearchConfig, names: tuple[str, ...], st
         for e in evs:
             events.append((e.seconds, i, e))
         if program is not None:
-            key = (program.icws if cfg.cost == "icws" else program.macros, program.macros, program.icws, i)
+            bus = evs[-1].bus_icws if evs else 0
+            key = (bus if cfg.cost == "icws" else program.macros, program.macros, program.icws, i)
             if best_key is None or key < best_key:
                 best, plan, best_key = program, ssa, key
     merged: list[PlanEvent] = []
     total_nodes = 0
     for _, _, e in sorted(events, key=lambda t: (t[0], t[1])):
-        key = e.icws if cfg.cost == "icws" else e.macros
-        if not merged or key < (merged[-1].icws if cfg.cost == "icws" else merged[-1].macros):
+        if not merged or _score(e, cfg) < _score(merged[-1], cfg):
             # nodes explored by all workers by then, estimated from the finding worker's own count
             total_nodes = max(total_nodes, e.nodes * cfg.workers)
-            merged.append(PlanEvent(total_nodes, e.seconds, e.macros, e.icws))
+            merged.append(PlanEvent(total_nodes, e.seconds, e.macros, e.icws, e.bus_icws, e.bus2))
     stopped = "time" if "time" in stops else "nodes" if "nodes" in stops else "exhausted"
     return SearchResult(
         program=best,

@@ -7,16 +7,25 @@ import heapq
 import time
 from collections import deque
 
+from cain.backend.bus_synth import Options, synthesize
 from cain.backend.regalloc import allocate
 from cain.backend.verify import verify_program
 from cain.diagnostics import CainError
 from cain.model.filter import Filter
-from cain.model.isa import MACROS
 from cain.model.program import Program
 from cain.search import atoms
 from cain.search.config import DEFAULT_TIME, PORTFOLIO_RESTART, PlanEvent, SearchConfig
 from cain.search.plan import direct_solution, to_program
 from cain.search.space import Pair, Space
+
+BUS_BEAM = 16
+"""Beam width of the bus-level synthesis that scores each plan under `cost=icws` (the passes use more)."""
+BUS_TIES = 24
+"""Under `cost=icws`, plans as short in macros as the best are kept too, up to this many per worker."""
+BUS_CANDIDATES = 8
+"""Under `cost=icws`, the shortest plans (in macros) scored at bus level when the search ends."""
+BUS_SHARE = 0.15
+"""Under `cost=icws` with a time budget, the part of it kept for scoring plans at bus level."""
 
 
 def finish(program: Program, filt: Filter, names: tuple[str, ...]) -> Program | None:
@@ -69,9 +78,16 @@ class Worker:
         )
         self.branch = cfg.branch + (0, -8, 8, 0)[variant]
         self.icws_cost = cfg.cost == "icws"
+        self.tie = 1 if self.icws_cost else 0
+        """Under `cost=icws` plans as long as the best (in macros) are still sought: they may synthesise shorter."""
         self.root = self.space.bag(atoms.from_goal(g) for g in filt.final_goals())
         self.initial = self.space.bag(atoms.from_goal(g) for g in filt.initial_goals())
         self.best_cost = 1 << 30
+        """The fewest macros of any plan found: what bounds the traversal."""
+        self.candidates: list[tuple[Program, Program]] = []
+        """Under `cost=icws`: every plan found (allocated, and as SSA), to score at bus level at the end."""
+        self.ties = 0
+        self.hard_deadline: float | None = None
         self.best: Program | None = None
         self.best_plan: Program | None = None
         self.events: list[PlanEvent] = []
@@ -81,10 +97,10 @@ class Worker:
 
     # -- plans ----------------------------------------------------------------------------------
     def _step_cost(self, macro: str) -> int:
-        return MACROS[macro].icws if self.icws_cost else 1
+        return 1
 
     def _min_step(self) -> int:
-        return min(m.icws for m in MACROS.values()) if self.icws_cost else 1
+        return 1
 
     def _plan(self, node: _Node, tail: list[Pair]) -> None:
         pairs: list[Pair] = []
@@ -95,26 +111,58 @@ class Worker:
         pairs.reverse()
         pairs.extend(tail)
         program = to_program(self.space, self.filt, pairs)
-        cost = program.icws if self.icws_cost else program.macros
-        if cost >= self.best_cost:
+        if program.macros > self.best_cost or (program.macros == self.best_cost and not self.icws_cost):
+            return
+        tie = program.macros == self.best_cost
+        if tie and self.ties >= BUS_TIES:
             return
         done = finish(program, self.filt, self.names)
         if done is None:
             self.discarded += 1
             return
-        cost = done.icws if self.icws_cost else done.macros
-        if cost >= self.best_cost:
+        if self.icws_cost:
+            self.candidates.append((done, program))
+        if tie:
+            self.ties += 1
             return
-        self.best_cost = cost
+        self.best_cost = done.macros
         self.best = done
         self.best_plan = program
         self.events.append(PlanEvent(self.nodes, time.perf_counter() - self.start, done.macros, done.icws))
         if self.shared is not None:
             with self.shared["best"].get_lock():
-                if cost < self.shared["best"].value:
-                    self.shared["best"].value = cost
+                if done.macros < self.shared["best"].value:
+                    self.shared["best"].value = done.macros
                     self.shared["macros"].value = done.macros
                     self.shared["icws"].value = done.icws
+
+    def _score(self) -> None:
+        """Under `cost=icws`: the shortest plans found (in macros) synthesised at bus level, the best in
+        ICWs kept; within the time budget's last part (at least one plan is always scored)."""
+        ranked = sorted(self.candidates, key=lambda c: c[0].macros)[:BUS_CANDIDATES]
+        best = None
+        for done, program in ranked:
+            if (
+                best is not None
+                and self.hard_deadline is not None
+                and time.perf_counter() >= self.hard_deadline
+            ):
+                break
+            ops = synthesize(done, self.filt, Options(beam=BUS_BEAM)).ops
+            if best is None or (len(ops), done.macros) < best[0]:
+                best = ((len(ops), done.macros), done, program, sum(op.kind != "bus" for op in ops))
+        if best is None:
+            return
+        (bus, _), self.best, self.best_plan, noisy = best
+        now = time.perf_counter() - self.start
+        self.events.append(PlanEvent(self.nodes, now, self.best.macros, self.best.icws, bus, noisy))
+        if self.shared is not None:
+            with self.shared["best"].get_lock():
+                if not self.shared["bus"].value or bus < self.shared["bus"].value:
+                    self.shared["bus"].value = bus
+                    self.shared["bus2"].value = noisy
+                    self.shared["macros"].value = self.best.macros
+                    self.shared["icws"].value = self.best.icws
 
     def _naive_cap(self) -> int:
         """A cost no plan worth finding exceeds: roughly that of building every atom position of every
@@ -124,14 +172,14 @@ class Worker:
         for g in self.root:
             for x, y, _, c in self.space.goal_of[g]:
                 steps += abs(c).bit_count() + (abs(x) + abs(y) + 1) // 2 + 1
-        return steps * (max(m.icws for m in MACROS.values()) if self.icws_cost else 1) + 1
+        return steps + 1
 
     def _bound(self) -> int:
         if self.shared is not None and self.shared.get("share"):
             v = self.shared["best"].value
             if v < self.best_cost:
-                return v
-        return self.best_cost
+                return v + self.tie
+        return self.best_cost + self.tie
 
     # -- the search -----------------------------------------------------------------------------
     def run(self, progress=None) -> str:
@@ -151,6 +199,9 @@ class Worker:
         if cfg.node_budget is None and time_budget is None:
             time_budget = DEFAULT_TIME
         self.deadline = self.start + time_budget if time_budget is not None else None
+        self.hard_deadline = self.deadline
+        if self.deadline is not None and self.icws_cost:  # leave time to score the plans at bus level
+            self.deadline = self.start + (1 - BUS_SHARE) * time_budget
         self.bound = min(self.best_cost, self._naive_cap())
         self.next_check = 0
         restart = cfg.restart or (PORTFOLIO_RESTART if self.index % 2 else 0)
@@ -167,6 +218,8 @@ class Worker:
             length *= 1.5
             space.jitter = max(space.jitter, cfg.restart_jitter)
             space.rng.seed(cfg.seed * 1_000_003 + self.index * 1009 + rounds)
+        if self.icws_cost:
+            self._score()
         if progress is not None:
             progress(self, time.perf_counter())
         return stopped
@@ -234,7 +287,7 @@ class Worker:
                 cache[bag] = node.cost
                 if bag == initial or len(bag) < len(initial) and set(bag) <= initial_set:
                     self._plan(node, [])
-                    bound = min(bound, self.best_cost)
+                    bound = min(bound, self.best_cost + self.tie)
                     continue
                 if len(bag) <= direct_size:
                     tail = direct_solution(space, bag)
@@ -242,7 +295,7 @@ class Worker:
                         extra = sum(self._step_cost(p[0]) for p in tail)
                         if node.cost + extra < bound:
                             self._plan(node, tail)
-                            bound = min(bound, self.best_cost)
+                            bound = min(bound, self.best_cost + self.tie)
                             continue
                 node.cands = space.pairs(bag, branch)
                 node.idx = 0

@@ -1,0 +1,60 @@
+"""`bus-synth`: every allocated macro kernel becomes bus micro-ops optimised in ICWs (cain.backend.bus_synth).
+
+Replaces `expand-bus` where the count of device cycles matters: values stay negated until an output needs
+them positive, neighbour reads fold into multi-source sums, halvings are single `bus2`s, NEWS is reused
+across the former macros. The program is verified at bus level before it replaces the kernel, and the
+macros' own expansion is kept when it is no longer.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+from cain.dialects.scamp5 import BusMicroOp, KernelOp, OutputOp
+from xdsl.context import Context
+from xdsl.dialects.builtin import ModuleOp
+from xdsl.ir import Block, Region
+from xdsl.passes import ModulePass
+from xdsl.rewriter import Rewriter
+
+from cain.backend.bus_synth import Options, check_store, counts, synthesize
+from cain.backend.convert import program_from_kernel
+from cain.diagnostics import CainError
+
+
+@dataclass(frozen=True)
+class BusSynthPass(ModulePass):
+    """Lower macros to bus micro-ops by a beam search over fused patterns (fewer ICWs than expand-bus)."""
+
+    name = "bus-synth"
+
+    beam: int = 48
+    """States the beam search keeps per step (more: slower, sometimes shorter)."""
+    max_bus2: int | None = None
+    """Most bus2/bus3 micro-ops (the noisiest) the program may hold; default: no limit."""
+
+    def apply(self, ctx: Context, op: ModuleOp) -> None:
+        kernels = [k for k in op.walk() if isinstance(k, KernelOp)]
+        if not kernels:
+            raise CainError("bus-synth: the input holds no scamp5.kernel (run search and regalloc first)")
+        for kernel in kernels:
+            name = kernel.sym_name.data
+            if kernel.is_bus_level:
+                raise CainError(
+                    f"bus-synth: kernel @{name} is already at bus level (use bus-synth instead of expand-bus)"
+                )
+            if not kernel.is_allocated:
+                raise CainError(f"bus-synth: kernel @{name} has no registers yet: run regalloc first")
+            program = program_from_kernel(kernel)
+            try:
+                result = synthesize(program, kernel.filter, Options(beam=self.beam, max_bus2=self.max_bus2))
+                check_store(name, len(result.ops))
+            except ValueError as e:
+                raise CainError(f"bus-synth: {e}") from None
+            block = Block(arg_types=[a.type for a in kernel.block.args])
+            for micro in result.ops:
+                block.add_op(BusMicroOp.of(micro))
+            block.add_op(OutputOp())
+            found = {**kernel.counts, "macros": program.macros, **counts(result.ops)}
+            found["expansion_icws"] = result.expansion_icws
+            Rewriter.replace_op(kernel, KernelOp(kernel.filter, Region(block), found))
