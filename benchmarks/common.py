@@ -245,6 +245,12 @@ class Run:
     stopped: str | None = None
     error: str | None = None
     program: list[str] = field(default_factory=list)
+    lower_bound: int | None = None
+    """No program of the instruction set is shorter (`SearchResult.lower_bound`)."""
+    model_bound: int | None = None
+    """No program of the goal model is shorter (the exact search's proof, where it ran)."""
+    optimal: bool = False
+    """The program is proven shortest in the goal model."""
 
     @property
     def ok(self) -> bool:
@@ -273,6 +279,18 @@ class Run:
                 best = event["macros"] if best is None else min(best, event["macros"])
         return best
 
+    @property
+    def bound_text(self) -> str:
+        """` (optimal)` or ` (lower bound N)`: how far the program may be from the shortest."""
+        if self.optimal:
+            return " (optimal)"
+        return f" (lower bound {self.model_bound})" if self.model_bound is not None else ""
+
+    @property
+    def gap(self) -> int | None:
+        """Macros above the best lower bound (0 when optimal)."""
+        return self.macros - self.model_bound if self.ok and self.model_bound is not None else None
+
     def as_json(self) -> dict[str, Any]:
         return dataclasses.asdict(self)
 
@@ -280,9 +298,10 @@ class Run:
         """One progress line: the outcome, the search's effort, and any failure."""
         effort = f"{fmt(self.nodes)} nodes, {fmt(self.seconds)} s"
         if self.ok:
-            return f"{self.label}: {self.macros} macros, {self.icws} ICWs ({effort})"
+            return f"{self.label}: {self.macros} macros{self.bound_text}, {self.icws} ICWs ({effort})"
+        bound = f" (lower bound {self.model_bound})" if self.model_bound is not None else ""
         if self.status == "no plan":
-            return f"{self.label}: no plan ({effort})"
+            return f"{self.label}: no plan{bound} ({effort})"
         return f"{self.label}: FAILED: {self.error}"
 
 
@@ -307,7 +326,7 @@ def _event(event) -> dict[str, Any]:
 
 def run_search(filter: Filter, *, budget: Budget, seed: int = 0, workers: int = 1, label: str = "",
                instruction_set: str | None = None, heuristic: str = "scamp5", cost: str = "macros",
-               traversal: str = "cgds") -> Run:
+               traversal: str = "cgds", exact: bool = False) -> Run:
     """Search `filter` under `budget`, then verify the returned program against the filter.
 
     Anything that goes wrong is recorded in the `Run` as a failure rather than raised, so one bad
@@ -315,7 +334,7 @@ def run_search(filter: Filter, *, budget: Budget, seed: int = 0, workers: int = 
     label = label or filter.name
     iset = instruction_set or filter.instruction_set
     cfg = SearchConfig(instruction_set=iset, registers=None, seed=seed, workers=workers, traversal=traversal,
-                       cost=cost, heuristic=heuristic, progress=False, **budget.config())
+                       cost=cost, heuristic=heuristic, progress=False, exact=exact, **budget.config())
     searched = dataclasses.replace(filter, instruction_set=iset)
     started = time.perf_counter()
     try:
@@ -324,7 +343,8 @@ def run_search(filter: Filter, *, budget: Budget, seed: int = 0, workers: int = 
         return Run(label, "failed", seconds=time.perf_counter() - started,
                    error=f"search raised {type(exc).__name__}: {exc}")
     run = Run(label, "no plan", events=[_event(e) for e in result.events], nodes=int(result.nodes),
-              seconds=float(result.seconds), peak_memory=result.peak_memory, stopped=result.stopped)
+              seconds=float(result.seconds), peak_memory=result.peak_memory, stopped=result.stopped,
+              lower_bound=result.lower_bound, model_bound=result.model_bound, optimal=result.optimal)
     if result.program is not None:
         check_program(run, result.program, searched, cost=cost)
     return run

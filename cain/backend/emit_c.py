@@ -41,9 +41,20 @@ def header_comment(kernel: KernelOp) -> list[str]:
     counts = kernel.counts
     lines += ["", f"approximation depth {f.depth}"]
     lines.append(
-        f"{counts.get('macros', '?')} macro instructions, {counts.get('icws', '?')} ICWs (bus micro-operations)"
+        f"{counts.get('macros', '?')} macro instructions{length_bound(counts)}, "
+        f"{counts.get('icws', '?')} ICWs (bus micro-operations)"
     )
     return lines
+
+
+def length_bound(counts: dict[str, int]) -> str:
+    """` (optimal)` when the search proved the program shortest (in the goal model: docs/search.md), else
+    ` (lower bound N)` with the best bound the search knew; empty when no search recorded one."""
+    macros = counts.get("macros")
+    if macros is not None and counts.get("optimal") and macros <= counts.get("model_bound", 0):
+        return " (optimal in the goal model)"
+    bounds = [counts[k] for k in ("lower_bound", "model_bound") if k in counts]
+    return f" (lower bound {max(bounds)})" if bounds else ""
 
 
 def emit_kernel(kernel: KernelOp) -> str:
