@@ -94,7 +94,9 @@ def bag_bound(bag: list[Atoms], depth: int, inputs: list[Atoms], kinds: Kinds) -
     ys = [0] + [a[1] for g in bag for a in g]
     width = max(xs) - min(xs) + max(ys) - min(ys)
     positions = max((len(g) for g in bag), default=1)
-    combines = math.ceil(math.log(positions, kinds.fan_in) - 1e-9) if positions > 1 and kinds.fan_in > 1 else 0
+    combines = (
+        math.ceil(math.log(positions, kinds.fan_in) - 1e-9) if positions > 1 and kinds.fan_in > 1 else 0
+    )
     if kinds.combine_shift:
         shifts = -(-width // max(kinds.shift, kinds.combine_shift))
         work = max(shifts, combines)

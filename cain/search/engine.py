@@ -9,9 +9,9 @@ import sys
 import time
 from dataclasses import replace
 
+from cain.diagnostics import CainError
 from cain.model.filter import Filter
 from cain.model.program import Program
-from cain.diagnostics import CainError
 from cain.search.bound import filter_bound
 from cain.search.config import DEFAULT_TIME, PlanEvent, SearchConfig, SearchResult, register_names
 from cain.search.exact import ExactSearch

@@ -57,7 +57,7 @@ class ExactResult:
     """`program` has `bound` macros: it is a shortest program of the goal model."""
     nodes: int
     stopped: str
-    """`optimal`, `nodes` or `time` (the budget ended first)."""
+    """`optimal` (proven), `exhausted` (every length below the known plan refuted, but some plan of the model needed more registers than the count allowed), `nodes` or `time` (the budget ended first)."""
 
 
 class _Budget(Exception):
@@ -113,10 +113,14 @@ class ExactSearch:
         self._bounds: dict[tuple[int, ...], int] = {}
         self.rejected = False
         self.max_horizon = max_horizon
+        self.table_limit = table_limit
         self.table: dict[tuple[int, ...], int] = {}
+        """Sets of non-input goals (sorted ids) -> the fewest instructions computing them, up to `horizon`."""
         self.horizon = 0
-        if max_horizon:
-            self._forward(table_limit, deadline)
+        self._level: set = set()
+        self._started = False
+        self._full = max_horizon == 0
+        self._fits: dict[int, bool] = {}
 
     # -- bounds and symmetry --------------------------------------------------------------------
     def bound(self, bag: tuple[int, ...]) -> int:
@@ -125,7 +129,9 @@ class ExactSearch:
         if b is None:
             if len(self._bounds) > self.memo_limit:
                 self._bounds.clear()
-            b = bag_bound([self.space.goal_of[g] for g in bag], self.space.depth, self.input_goals, self.kinds)
+            b = bag_bound(
+                [self.space.goal_of[g] for g in bag], self.space.depth, self.input_goals, self.kinds
+            )
             if self.horizon:
                 goals = tuple(sorted({g for g in bag if g not in self.inputs}))
                 b = max(b, self.table.get(goals, self.horizon + 1))
@@ -142,70 +148,71 @@ class ExactSearch:
                 if z0 != gz or (c0 * sign > 0) != (gc > 0):
                     continue
                 dx, dy = gx - x0, gy - y0
-                if all((x + dx, y + dy, z) in self._kernel_signs
-                       and self._kernel_signs[(x + dx, y + dy, z)] == (c * sign > 0)
-                       for x, y, z, c in goal):
+                if all(
+                    (x + dx, y + dy, z) in self._kernel_signs
+                    and self._kernel_signs[(x + dx, y + dy, z)] == (c * sign > 0)
+                    for x, y, z, c in goal
+                ):
                     return True
         return False
 
-    def _forward(self, max_entries: int, deadline: float | None) -> None:
-        """Every set of goals some program of at most `horizon` instructions computes (ignoring registers),
-        and the fewest instructions for each of its subsets: an exact bound for the last steps."""
+    def _forward(self, horizon: int) -> None:
+        """Extend the forward table to `horizon` instructions (or until it would pass `table_limit` entries):
+        every set of goals some goal-model program of that many instructions computes, ignoring registers,
+        and for each of its subsets the fewest instructions. It bounds the last steps exactly."""
         space = self.space
-        self._kernel_atoms = [a for g in self.root for a in space.goal_of[g]]
-        self._kernel_signs: dict = {}
-        for g in self.root:
-            for x, y, z, c in space.goal_of[g]:
-                self._kernel_signs.setdefault((x, y, z), c > 0)
-                if self._kernel_signs[(x, y, z)] != (c > 0):
-                    self._kernel_signs[(x, y, z)] = None  # both signs: no value fits this position
-        fits: dict[int, bool] = {}
-
-        def new_values(avail: list[int]):
-            for v in avail:
-                for _, _, lowers in self._forward_unary(v):
-                    yield lowers
-            for f in space.binary:
-                for i, a in enumerate(avail):
-                    for b in avail[i if f.symmetric else 0 :]:
-                        for _, (dx, dy) in f.offsets:
-                            yield self._combine(f, (dx, dy), (a, b))
-            for f in space.ternary:
-                for i, a in enumerate(avail):
-                    for j in range(i, len(avail)):
-                        for b2 in avail[j:]:
-                            yield self._combine(f, (0, 0), (a, avail[j], b2))
-
-        level = {()}
-        table: dict[tuple[int, ...], int] = {(): 0}
-        horizon = 0
-        while True:
+        if not self._started:
+            self._started = True
+            self._kernel_signs: dict = {}
+            for g in self.root:
+                for x, y, z, c in space.goal_of[g]:
+                    sign = self._kernel_signs.setdefault((x, y, z), c > 0)
+                    if sign != (c > 0):
+                        self._kernel_signs[(x, y, z)] = None  # both signs: no value fits this position
+            self._kernel_atoms = [a for g in self.root for a in space.goal_of[g]]
+            self._level = {()}
+            self.table = {(): 0}
+        while self.horizon < horizon and self._level and not self._full:
             nxt = set()
-            for state in level:
+            for state in self._level:
                 avail = sorted(set(state) | self.inputs)
-                for v in new_values(avail):
+                for v in self._new_values(avail):
                     if v is None or v in avail:
                         continue
-                    ok = fits.get(v)
+                    ok = self._fits.get(v)
                     if ok is None:
-                        ok = fits[v] = bool(space.goal_of[v]) and self._embeds(space.goal_of[v])
+                        ok = self._fits[v] = bool(space.goal_of[v]) and self._embeds(space.goal_of[v])
                     if ok:
                         nxt.add(tuple(sorted((*state, v))))
-                if len(nxt) * 2 ** (horizon + 1) > max_entries or (
-                    deadline is not None and time.perf_counter() > deadline
-                ):
-                    self.table, self.horizon = table, horizon
+                if len(nxt) * 2 ** (self.horizon + 1) > self.table_limit:
+                    self._full = True
                     return
+                self._check_time()
             for state in nxt:
                 for n in range(1, len(state) + 1):
                     for sub in itertools.combinations(state, n):
-                        if sub not in table:
-                            table[sub] = horizon + 1
-            horizon += 1
-            level = nxt
-            if not nxt or horizon >= self.max_horizon:
-                break
-        self.table, self.horizon = table, horizon
+                        if sub not in self.table:
+                            self.table[sub] = self.horizon + 1
+            self.horizon += 1
+            self._level = nxt
+            self._bounds.clear()
+
+    def _new_values(self, avail: list[int]):
+        """Every value one instruction computes from `avail` (None where its terms would cancel)."""
+        space = self.space
+        for v in avail:
+            for _, _, value in self._forward_unary(v):
+                yield value
+        for f in space.binary:
+            for i, a in enumerate(avail):
+                for b in avail[i if f.symmetric else 0 :]:
+                    for _, off in f.offsets:
+                        yield self._combine(f, off, (a, b))
+        for f in space.ternary:
+            for i, a in enumerate(avail):
+                for j in range(i, len(avail)):
+                    for c in avail[j:]:
+                        yield self._combine(f, (0, 0), (a, avail[j], c))
 
     def _forward_unary(self, v: int):
         space = self.space
@@ -441,8 +448,7 @@ class ExactSearch:
                 yield from self._emit(seen, (form.macro, dirs, u, lowers), tuple(sorted(child)), limit)
 
     def _emit(self, seen: set, pair: Pair, child: tuple[int, ...], limit: int):
-        if self.deadline is not None and time.perf_counter() > self.deadline:
-            raise _Budget("time")
+        self._check_time()
         if self.bound(child) > limit:
             return
         key = self.canonical(child)
@@ -465,8 +471,7 @@ class ExactSearch:
         self.nodes += 1
         if self.node_budget is not None and self.nodes > self.node_budget:
             raise _Budget("nodes")
-        if self.deadline is not None and time.perf_counter() > self.deadline:
-            raise _Budget("time")
+        self._check_time()
         rejected = self.rejected
         self.rejected = False
         for pair, child, ckey in self.children(bag, r - 1):
@@ -480,6 +485,10 @@ class ExactSearch:
                 self.failed.clear()
             self.failed[key] = r
         self.rejected = self.rejected or rejected
+
+    def _check_time(self) -> None:
+        if self.deadline is not None and time.perf_counter() > self.deadline:
+            raise _Budget("time")
 
     def _accept(self, path: list[Pair], k: int) -> None:
         plan = to_program(self.space, self.filt, list(path))
@@ -500,6 +509,8 @@ class ExactSearch:
         while upper is None or k < upper:
             self.rejected = False
             try:
+                if not self._full:
+                    self._forward(min(self.max_horizon, k - 1))
                 self._visit(self.root, self.canonical(self.root), k, [], k)
             except _Found as found:
                 return ExactResult(found.program, found.plan, proven, proven == k, self.nodes, "optimal")
@@ -508,4 +519,6 @@ class ExactSearch:
             if not self.rejected and proven == k:
                 proven = k + 1
             k += 1
-        return ExactResult(None, None, proven, False, self.nodes, "optimal" if proven == upper else "bound")
+        return ExactResult(
+            None, None, proven, False, self.nodes, "optimal" if proven == upper else "exhausted"
+        )
