@@ -11,16 +11,7 @@ from __future__ import annotations
 import dataclasses
 from collections.abc import Sequence
 
-from benchmarks.common import (
-    Run,
-    fmt,
-    log,
-    machine_info,
-    make_parser,
-    markdown_table,
-    run_search,
-    write_outputs,
-)
+from benchmarks import common
 from cain.frontend.kernel import parse_filter
 from cain.model.filter import Filter
 
@@ -50,7 +41,7 @@ def load(name: str, instruction_set: str) -> Filter:
 
 
 def main(argv: Sequence[str] | None = None) -> int:
-    parser = make_parser("optimal", __doc__.split("\n\n")[0], samples=1, budget="600s", workers=1)
+    parser = common.make_parser("optimal", __doc__.split("\n\n")[0], samples=1, budget="600s", workers=1)
     parser.add_argument(
         "--filters", nargs="+", choices=list(FILTERS), default=list(FILTERS), help="rows to run (default all)"
     )
@@ -58,11 +49,11 @@ def main(argv: Sequence[str] | None = None) -> int:
         "--sets", nargs="+", choices=SETS, default=list(SETS), help="instruction sets (default both)"
     )
     args = parser.parse_args(argv)
-    machine = machine_info()
+    machine = common.machine_info()
     table, records, runs = [], [], []
     for name in args.filters:
         for iset in args.sets:
-            run: Run = run_search(
+            run: common.Run = common.run_search(
                 load(name, iset),
                 budget=args.budget,
                 seed=args.seed,
@@ -70,7 +61,7 @@ def main(argv: Sequence[str] | None = None) -> int:
                 label=f"{name} {iset}",
                 exact=True,
             )
-            log(args, run.describe())
+            common.log(args, run.describe())
             runs.append(run)
             records.append({"filter": name, "set": iset, "text": FILTERS[name], "run": run.as_json()})
             table.append(
@@ -82,7 +73,7 @@ def main(argv: Sequence[str] | None = None) -> int:
                     run.lower_bound,
                     "yes" if run.ok and run.optimal else "no",
                     run.icws if run.ok else None,
-                    fmt(run.seconds, 1),
+                    common.fmt(run.seconds, 1),
                     run.nodes,
                     run.stopped,
                     run.status,
@@ -105,9 +96,9 @@ def main(argv: Sequence[str] | None = None) -> int:
         "One exact search per filter and instruction set. `macros`: the verified program returned; `proven "
         "bound`: no program of the goal model (instructions split atoms, never cancel them) is shorter; "
         "`general bound`: no program of the instruction set at all is shorter (`cain.search.bound`); "
-        "`optimal`: the two first meet.\n\n" + markdown_table(headers, table) + "\n"
+        "`optimal`: the two first meet.\n\n" + common.markdown_table(headers, table) + "\n"
     )
-    write_outputs(
+    common.write_outputs(
         args,
         "optimal",
         "Proven optima of small filters",

@@ -121,6 +121,11 @@ class ExactSearch:
         self._started = False
         self._full = max_horizon == 0
         self._fits: dict[int, bool] = {}
+        self._combined: dict[tuple, int | None] = {}
+        self._reach: set[int] = set()
+        """The goals of the forward table and the inputs: a child within its horizon holds no other."""
+        self._binaries_near: dict[int, list] = {}
+        self._forward_unaries: dict[int, list[int]] = {}
 
     # -- bounds and symmetry --------------------------------------------------------------------
     def bound(self, bag: tuple[int, ...]) -> int:
@@ -196,13 +201,17 @@ class ExactSearch:
             self.horizon += 1
             self._level = nxt
             self._bounds.clear()
+            self._binaries_near.clear()
+            self._reach = self.inputs | {g for state in nxt for g in state} | self._reach
 
     def _new_values(self, avail: list[int]):
         """Every value one instruction computes from `avail` (None where its terms would cancel)."""
         space = self.space
         for v in avail:
-            for _, _, value in self._forward_unary(v):
-                yield value
+            values = self._forward_unaries.get(v)
+            if values is None:
+                values = self._forward_unaries[v] = [value for _, _, value in self._forward_unary(v)]
+            yield from values
         for f in space.binary:
             for i, a in enumerate(avail):
                 for b in avail[i if f.symmetric else 0 :]:
@@ -228,7 +237,11 @@ class ExactSearch:
                 yield space.division, (), space.intern(half)
 
     def _combine(self, f: Form, offset, operands) -> int | None:
-        """The value form `f` computes from `operands`, or None when its terms would cancel."""
+        """The value form `f` computes from `operands`, or None when its terms would cancel (memoised)."""
+        key = (f.macro, offset, operands)
+        got = self._combined.get(key, -1)
+        if got != -1:
+            return got
         counts: dict = {}
         dx, dy = offset
         goal_of = self.space.goal_of
@@ -240,10 +253,12 @@ class ExactSearch:
                 if old is None:
                     counts[key] = c
                 elif (old > 0) != (c > 0):
+                    self._combined[key] = None
                     return None
                 else:
                     counts[key] = old + c
-        return self.space.intern(atoms.from_counts(counts))
+        got = self._combined[key] = self.space.intern(atoms.from_counts(counts))
+        return got
 
     def _image(self, s: int, g: int) -> int:
         table = self._sym[s]
@@ -428,12 +443,23 @@ class ExactSearch:
                 if len(child) + 1 <= R:  # the copy's result takes a fresh register
                     yield from self._emit(seen, (space.copy.macro, (), u, (u,)), child, limit)
             known = set(rest) | self.inputs
+            near = limit <= self.horizon  # the child's goals must all be in the forward table
+            if near and new >= 2:
+                binary = self._binaries_near.get(u)
+                if binary is None:
+                    reach = self._reach
+                    binary = [m for m in self._binary(u) if all(lo in reach for lo in m[2])]
+                    self._binaries_near[u] = binary
+            else:
+                binary = self._binary(u) if new >= 2 else self._binary_from(u, known, both=new == 0)
             steps = itertools.chain(
                 self._unary(u),
-                self._binary(u) if new >= 2 else self._binary_from(u, known, both=new == 0),
+                binary,
                 self._ternary(u, known, new) if space.ternary else (),
             )
             for form, dirs, lowers in steps:
+                if near and not all(lo in self._reach for lo in lowers):
+                    continue
                 child = list(rest)
                 share = False
                 for i, lo in enumerate(lowers):
