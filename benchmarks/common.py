@@ -283,8 +283,11 @@ class Run:
     def bound_text(self) -> str:
         """` (optimal)` or ` (lower bound N)`: how far the program may be from the shortest."""
         if self.optimal:
-            return " (optimal)"
-        return f" (lower bound {self.model_bound})" if self.model_bound is not None else ""
+            return " (optimal in the goal model)"
+        if self.lower_bound is None:
+            return ""
+        model = f"; {self.model_bound} in the goal model" if (self.model_bound or 0) > self.lower_bound else ""
+        return f" (lower bound {self.lower_bound}{model})"
 
     @property
     def gap(self) -> int | None:
@@ -299,7 +302,7 @@ class Run:
         effort = f"{fmt(self.nodes)} nodes, {fmt(self.seconds)} s"
         if self.ok:
             return f"{self.label}: {self.macros} macros{self.bound_text}, {self.icws} ICWs ({effort})"
-        bound = f" (lower bound {self.model_bound})" if self.model_bound is not None else ""
+        bound = self.bound_text
         if self.status == "no plan":
             return f"{self.label}: no plan{bound} ({effort})"
         return f"{self.label}: FAILED: {self.error}"

@@ -137,7 +137,7 @@ def main(argv: Sequence[str] | None = None) -> int:
                             "java_best_seconds": row.java_best_seconds[iset], "auke": row.auke,
                             "best": best.as_json(), "runs": [r.as_json() for r in runs]})
             memory = best.peak_memory / 2**20 if best.peak_memory is not None else None
-            table.append([row.name, iset, best.macros, best.model_bound if best.ok else None, best.icws,
+            table.append([row.name, iset, best.macros, best.lower_bound if best.ok else None, best.icws,
                           fmt(best.first_plan_seconds, 2),
                           fmt(best.best_plan_seconds, 2),
                           best.nodes, round(best.nodes_per_second) if best.nodes_per_second else None,

@@ -15,6 +15,7 @@ if str(ROOT) not in sys.path:
 
 from benchmarks import optimal
 from cain import cli
+from cain.backend.emit_c import length_bound
 from cain.backend.verify import verify_for_filter
 from cain.model.filter import Filter
 from cain.model.goal import Goal
@@ -132,3 +133,20 @@ def test_exact_result_in_header(tmp_path, capsys):
     gauss = str(ROOT / "examples" / "gauss3x3.cain")
     assert cli.main([gauss, "-p", "search{budget=200 quiet=true},regalloc,emit"]) == 0
     assert "macro instructions (lower bound 6), " in capsys.readouterr().out  # 4 divisions, 2 moves of 2
+
+
+def test_header_bound_text():
+    assert length_bound({"macros": 9}) == ""
+    assert length_bound({"macros": 9, "lower_bound": 4, "model_bound": 4}) == " (lower bound 4)"
+    assert (
+        length_bound({"macros": 9, "lower_bound": 4, "model_bound": 7})
+        == " (lower bound 4; 7 in the goal model)"
+    )
+    assert (
+        length_bound({"macros": 7, "lower_bound": 4, "model_bound": 7, "optimal": 1})
+        == " (optimal in the goal model)"
+    )
+    # regalloc on another register file may lengthen a proven program: no longer called optimal
+    assert length_bound({"macros": 8, "lower_bound": 4, "model_bound": 7, "optimal": 1}).startswith(
+        " (lower bound 4"
+    )

@@ -48,13 +48,18 @@ def header_comment(kernel: KernelOp) -> list[str]:
 
 
 def length_bound(counts: dict[str, int]) -> str:
-    """` (optimal)` when the search proved the program shortest (in the goal model: docs/search.md), else
-    ` (lower bound N)` with the best bound the search knew; empty when no search recorded one."""
+    """` (optimal in the goal model)` when the search proved the program shortest among programs that never
+    cancel atoms (docs/search.md), else ` (lower bound N)`, N bounding every program, with the goal model's
+    own bound where the exact search proved more; empty when no search recorded a bound."""
     macros = counts.get("macros")
-    if macros is not None and counts.get("optimal") and macros <= counts.get("model_bound", 0):
+    model = counts.get("model_bound")
+    if macros is not None and counts.get("optimal") and model is not None and macros <= model:
         return " (optimal in the goal model)"
-    bounds = [counts[k] for k in ("lower_bound", "model_bound") if k in counts]
-    return f" (lower bound {max(bounds)})" if bounds else ""
+    if "lower_bound" not in counts:
+        return ""
+    bound = counts["lower_bound"]
+    in_model = f"; {model} in the goal model" if model is not None and model > bound else ""
+    return f" (lower bound {bound}{in_model})"
 
 
 def emit_kernel(kernel: KernelOp) -> str:
