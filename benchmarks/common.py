@@ -25,6 +25,7 @@ from importlib import metadata
 from pathlib import Path
 from typing import Any
 
+from cain.backend.emit_c import length_bound
 from cain.backend.verify import verify_for_filter
 from cain.model.filter import Filter, Kernel
 from cain.model.goal import Goal
@@ -281,13 +282,10 @@ class Run:
 
     @property
     def bound_text(self) -> str:
-        """` (optimal)` or ` (lower bound N)`: how far the program may be from the shortest."""
-        if self.optimal:
-            return " (optimal in the goal model)"
-        if self.lower_bound is None:
-            return ""
-        model = f"; {self.model_bound} in the goal model" if (self.model_bound or 0) > self.lower_bound else ""
-        return f" (lower bound {self.lower_bound}{model})"
+        """` (optimal)`, ` (optimal in the goal model)` or ` (lower bound N)`, as the C header says it."""
+        counts = {"macros": self.macros if self.ok else None, "lower_bound": self.lower_bound,
+                  "model_bound": self.model_bound, "optimal": int(self.optimal)}
+        return length_bound({k: v for k, v in counts.items() if v is not None})
 
     @property
     def gap(self) -> int | None:

@@ -48,16 +48,19 @@ def header_comment(kernel: KernelOp) -> list[str]:
 
 
 def length_bound(counts: dict[str, int]) -> str:
-    """` (optimal in the goal model)` when the search proved the program shortest among programs that never
-    cancel atoms (docs/search.md), else ` (lower bound N)`, N bounding every program, with the goal model's
-    own bound where the exact search proved more; empty when no search recorded a bound."""
+    """` (optimal)` when the program meets the lower bound of every program; ` (optimal in the goal model)`
+    when the exact search proved it shortest among programs that never cancel atoms (docs/search.md); else
+    ` (lower bound N)`, N bounding every program, with the goal model's own bound where the exact search
+    proved more; empty when no search recorded a bound."""
     macros = counts.get("macros")
     model = counts.get("model_bound")
-    if macros is not None and counts.get("optimal") and model is not None and macros <= model:
-        return " (optimal in the goal model)"
     if "lower_bound" not in counts:
         return ""
     bound = counts["lower_bound"]
+    if macros is not None and macros <= bound:
+        return " (optimal)"
+    if macros is not None and counts.get("optimal") and model is not None and macros <= model:
+        return " (optimal in the goal model)"
     in_model = f"; {model} in the goal model" if model is not None and model > bound else ""
     return f" (lower bound {bound}{in_model})"
 

@@ -403,6 +403,8 @@ class ExactSearch:
         """Instructions the goals alone need (`cain.search.bound`'s goal term, without division levels)."""
         n = 0
         for g, c in counts.items():
+            if not c:
+                continue
             if not self.space.goal_of[g] and self.res2 is not None:
                 n += (c + 1) // 2
             else:
