@@ -140,6 +140,11 @@ class ExactSearch:
             if self.horizon:
                 goals = tuple(sorted({g for g in bag if g not in self.inputs}))
                 b = max(b, self.table.get(goals, self.horizon + 1))
+                # distinct goals are made by distinct instructions: the earliest made of those needing at
+                # least c instructions each comes at step c or later, and each other one after it
+                alone = sorted((self.table.get((g,), self.horizon + 1) for g in goals), reverse=True)
+                for i, c in enumerate(alone):
+                    b = max(b, c + i)
             self._bounds[bag] = b
         return b
 
@@ -194,6 +199,7 @@ class ExactSearch:
                     return
                 self._check_time()
             for state in nxt:
+                self._check_time()
                 for n in range(1, len(state) + 1):
                     for sub in itertools.combinations(state, n):
                         if sub not in self.table:
@@ -316,6 +322,7 @@ class ExactSearch:
             part = tuple((x, y, z, k if c > 0 else -k) for (x, y, z, c), k in zip(goal, ks, strict=True) if k)
             if not part or part == goal:
                 continue
+            self._check_time()
             rest = atoms.sub(goal, part)
             for f in self.space.binary:
                 if f.symmetric and part > rest:
@@ -356,6 +363,7 @@ class ExactSearch:
                 raise CainError(f"exact search: no reverse form for the three-operand macro {f.macro}")
             if new >= 3:
                 for a, b, c in self._three_way(goal):
+                    self._check_time()
                     yield f, (), (space.intern(a), space.intern(b), space.intern(c))
                 continue
             for e in known:
