@@ -96,7 +96,8 @@ def main(argv: Sequence[str] | None = None) -> int:
         "One exact search per filter and instruction set. `macros`: the verified program returned; `proven "
         "bound`: no program of the goal model (instructions split atoms, never cancel them) is shorter; "
         "`general bound`: no program of the instruction set at all is shorter (`cain.search.bound`); "
-        "`optimal`: the two first meet.\n\n" + common.markdown_table(headers, table) + "\n"
+        "`optimal`: `macros` equals the proven bound (where it also equals the general bound, no program at all "
+        "is shorter).\n\n" + common.markdown_table(headers, table) + "\n"
     )
     common.write_outputs(
         args,
