@@ -78,7 +78,8 @@ def search(filt: Filter, cfg: SearchConfig | None = None) -> SearchResult:
 
 
 EXACT_PREPASS = 2000
-"""Nodes of the heuristic search before the exact one: its plan bounds the lengths to refute."""
+"""Nodes of the heuristic search before the exact one (and at most a tenth of a time budget): its plan
+bounds the lengths to refute."""
 
 
 def _search_exact(
@@ -89,9 +90,11 @@ def _search_exact(
     shorter length the heuristic's plan is."""
     if cfg.cost != "macros":
         raise CainError("search: the exact search minimises macros; use cost=macros with exact")
-    result = _search_one(filt, replace(cfg, node_budget=EXACT_PREPASS, time_budget=None), names, start, bound)
     timed = cfg.time_budget is not None or cfg.node_budget is None
-    deadline = start + (cfg.time_budget or DEFAULT_TIME) if timed else None
+    seconds = cfg.time_budget or DEFAULT_TIME
+    prepass = replace(cfg, node_budget=EXACT_PREPASS, time_budget=seconds / 10 if timed else None)
+    result = _search_one(filt, prepass, names, start, bound)
+    deadline = start + seconds if timed else None
     exact = ExactSearch(
         filt,
         cfg.instruction_set,
