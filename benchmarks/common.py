@@ -26,6 +26,7 @@ from pathlib import Path
 from typing import Any
 
 from cain.backend.bus_synth import counts, synthesize
+from cain.backend.emit_c import length_bound
 from cain.backend.verify import verify_bus, verify_for_filter
 from cain.model.filter import Filter, Kernel
 from cain.model.goal import Goal
@@ -258,6 +259,12 @@ class Run:
     """The verified program itself (a `Program`; not written to JSON)."""
     bus_ops: Any = field(default=None, repr=False)
     """Its verified micro-ops after bus-level synthesis (not written to JSON)."""
+    lower_bound: int | None = None
+    """No program of the instruction set is shorter (`SearchResult.lower_bound`)."""
+    model_bound: int | None = None
+    """No program of the goal model is shorter (the exact search's proof, where it ran)."""
+    optimal: bool = False
+    """The program is proven shortest in the goal model."""
 
     @property
     def ok(self) -> bool:
@@ -286,6 +293,18 @@ class Run:
                 best = event["macros"] if best is None else min(best, event["macros"])
         return best
 
+    @property
+    def bound_text(self) -> str:
+        """` (optimal)`, ` (optimal in the goal model)` or ` (lower bound N)`, as the C header says it."""
+        counts = {"macros": self.macros if self.ok else None, "lower_bound": self.lower_bound,
+                  "model_bound": self.model_bound, "optimal": int(self.optimal)}
+        return length_bound({k: v for k, v in counts.items() if v is not None})
+
+    @property
+    def gap(self) -> int | None:
+        """Macros above the best lower bound (0 when optimal)."""
+        return self.macros - self.model_bound if self.ok and self.model_bound is not None else None
+
     def as_json(self) -> dict[str, Any]:
         skip = ("allocated", "bus_ops")
         return {f.name: getattr(self, f.name) for f in dataclasses.fields(self) if f.name not in skip}
@@ -295,9 +314,10 @@ class Run:
         effort = f"{fmt(self.nodes)} nodes, {fmt(self.seconds)} s"
         if self.ok:
             bus = f", {self.bus_icws} ICWs at bus level ({self.bus2} bus2)" if self.bus_icws is not None else ""
-            return f"{self.label}: {self.macros} macros, {self.icws} ICWs{bus} ({effort})"
+            return f"{self.label}: {self.macros} macros{self.bound_text}, {self.icws} ICWs{bus} ({effort})"
+        bound = self.bound_text
         if self.status == "no plan":
-            return f"{self.label}: no plan ({effort})"
+            return f"{self.label}: no plan{bound} ({effort})"
         return f"{self.label}: FAILED: {self.error}"
 
 
@@ -322,7 +342,7 @@ def _event(event) -> dict[str, Any]:
 
 def run_search(filter: Filter, *, budget: Budget, seed: int = 0, workers: int = 1, label: str = "",
                instruction_set: str | None = None, heuristic: str = "scamp5", cost: str = "macros",
-               traversal: str = "cgds") -> Run:
+               traversal: str = "cgds", exact: bool = False) -> Run:
     """Search `filter` under `budget`, then verify the returned program against the filter.
 
     Anything that goes wrong is recorded in the `Run` as a failure rather than raised, so one bad
@@ -330,7 +350,7 @@ def run_search(filter: Filter, *, budget: Budget, seed: int = 0, workers: int = 
     label = label or filter.name
     iset = instruction_set or filter.instruction_set
     cfg = SearchConfig(instruction_set=iset, registers=None, seed=seed, workers=workers, traversal=traversal,
-                       cost=cost, heuristic=heuristic, progress=False, **budget.config())
+                       cost=cost, heuristic=heuristic, progress=False, exact=exact, **budget.config())
     searched = dataclasses.replace(filter, instruction_set=iset)
     started = time.perf_counter()
     try:
@@ -339,7 +359,8 @@ def run_search(filter: Filter, *, budget: Budget, seed: int = 0, workers: int = 
         return Run(label, "failed", seconds=time.perf_counter() - started,
                    error=f"search raised {type(exc).__name__}: {exc}")
     run = Run(label, "no plan", events=[_event(e) for e in result.events], nodes=int(result.nodes),
-              seconds=float(result.seconds), peak_memory=result.peak_memory, stopped=result.stopped)
+              seconds=float(result.seconds), peak_memory=result.peak_memory, stopped=result.stopped,
+              lower_bound=result.lower_bound, model_bound=result.model_bound, optimal=result.optimal)
     if result.program is not None:
         check_program(run, result.program, searched, cost=cost)
     return run

@@ -42,6 +42,9 @@ class SearchPass(ModulePass):
     """`scamp5` (the local heuristic orders children) or `random` (a seeded random order)."""
     quiet: bool = False
     """No progress line on stderr."""
+    exact: bool = False
+    """Find a shortest program of the goal model and prove it (iterative deepening from the lower bound;
+    small filters only): the kernel then says `optimal`. Otherwise it reports the proven bound."""
 
     def config(self, default_set: str) -> SearchConfig:
         regs = self.registers
@@ -64,6 +67,7 @@ class SearchPass(ModulePass):
             cost=self.cost,
             heuristic=self.heuristic,
             progress=False if self.quiet else None,
+            exact=self.exact,
         )
 
     def apply(self, ctx: Context, op: ModuleOp) -> None:
@@ -95,4 +99,7 @@ class SearchPass(ModulePass):
                     f"search: no plan computing the kernels of '{filt.name}' together within the budget; this one "
                     f"computes them one at a time ({result.program.macros} macros): raise the budget for a shorter one\n"
                 )
-            Rewriter.replace_op(filter_op, kernel_from_program(result.plan, filt))
+            counts = {"lower_bound": result.lower_bound, "model_bound": result.model_bound}
+            if result.optimal:
+                counts["optimal"] = 1
+            Rewriter.replace_op(filter_op, kernel_from_program(result.plan, filt, counts))

@@ -43,7 +43,7 @@ def header_comment(kernel: KernelOp) -> list[str]:
     kinds = micro_op_kinds(kernel)
     lines += ["", f"approximation depth {f.depth}"]
     lines.append(
-        f"{counts.get('macros', '?')} macro instructions, {len(kinds)} ICWs (bus micro-operations), "
+        f"{counts.get('macros', '?')} macro instructions{length_bound(counts)}, {len(kinds)} ICWs (bus micro-operations), "
         f"{kinds.count('bus2')} bus2, {kinds.count('bus3')} bus3"
     )
     if counts.get("expansion_icws", len(kinds)) != len(kinds):
@@ -60,6 +60,24 @@ def micro_op_kinds(kernel: KernelOp) -> list[str]:
         elif isinstance(op, BusMicroOp):
             kinds.append(op.micro_op().kind)
     return kinds
+
+
+def length_bound(counts: dict[str, int]) -> str:
+    """` (optimal)` when the program meets the lower bound of every program; ` (optimal in the goal model)`
+    when the exact search proved it shortest among programs that never cancel atoms (docs/search.md); else
+    ` (lower bound N)`, N bounding every program, with the goal model's own bound where the exact search
+    proved more; empty when no search recorded a bound."""
+    macros = counts.get("macros")
+    model = counts.get("model_bound")
+    if "lower_bound" not in counts:
+        return ""
+    bound = counts["lower_bound"]
+    if macros is not None and macros <= bound:
+        return " (optimal)"
+    if macros is not None and counts.get("optimal") and model is not None and macros <= model:
+        return " (optimal in the goal model)"
+    in_model = f"; {model} in the goal model" if model is not None and model > bound else ""
+    return f" (lower bound {bound}{in_model})"
 
 
 def emit_kernel(kernel: KernelOp) -> str:

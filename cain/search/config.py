@@ -57,6 +57,9 @@ class SearchConfig:
     """Most candidate children the frontier's nodes hold (they are most of a search's memory); past it,
     a node put back on the frontier keeps only its next `frontier_keep` children."""
     frontier_keep: int = 3
+    exact: bool = False
+    """Search for a shortest program of the goal model and prove it (`cain.search.exact`): iterative
+    deepening from the lower bound, within the node or time budget, after a short heuristic search."""
     kernel_by_kernel: float = 0.1
     """For a filter of several kernels: when the simultaneous search ends without a plan, this share of its
     budget again goes to compiling the kernels one at a time (`cain.search.kernel_by_kernel`) for a plan to return.
@@ -91,6 +94,13 @@ class SearchResult:
     """The best plan as the search built it: SSA values, no registers (what the search pass emits)."""
     kernel_by_kernel: bool = False
     """The plan was found kernel by kernel, the simultaneous search having found none."""
+    lower_bound: int = 0
+    """No program of the instruction set computing the filter has fewer macros (`cain.search.bound`)."""
+    model_bound: int = 0
+    """No program of the goal model (instructions split atoms, never cancel them) has fewer macros: the
+    exact search's proof where it ran, else `lower_bound`."""
+    optimal: bool = False
+    """The program has `model_bound` macros: proven shortest in the goal model."""
 
 
 def register_names(filt: Filter, cfg: SearchConfig) -> tuple[str, ...]:

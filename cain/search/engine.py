@@ -9,9 +9,12 @@ import sys
 import time
 from dataclasses import replace
 
+from cain.diagnostics import CainError
 from cain.model.filter import Filter
 from cain.model.program import Program
+from cain.search.bound import filter_bound
 from cain.search.config import DEFAULT_TIME, PlanEvent, SearchConfig, SearchResult, register_names
+from cain.search.exact import ExactSearch
 from cain.search.kernel_by_kernel import kernel_by_kernel
 from cain.search.worker import Worker, finish
 
@@ -25,8 +28,9 @@ def _own_peak_memory() -> int:
 class _Progress:
     """A live status line on stderr: best plan, nodes, nodes per second, elapsed time."""
 
-    def __init__(self, enabled: bool):
+    def __init__(self, enabled: bool, bound: int = 0):
         self.enabled = enabled
+        self.bound = bound
         self.last = 0.0
 
     def line(self, macros, icws, nodes, elapsed, bus=0, bus2=0) -> None:
@@ -37,6 +41,7 @@ class _Progress:
         best = f"{macros} macros / {icws} ICWs" if macros else "no plan yet"
         if macros and bus:
             best += f" / {bus} ICWs at bus level ({bus2} bus2/bus3)"
+        best += f" (lower bound {self.bound})"
         rate = nodes / elapsed if elapsed > 0 else 0.0
         sys.stderr.write(f"\rsearch: best {best}, {nodes} nodes, {rate:,.0f} nodes/s, {elapsed:.1f} s   ")
         sys.stderr.flush()
@@ -66,11 +71,57 @@ def search(filt: Filter, cfg: SearchConfig | None = None) -> SearchResult:
     cfg = cfg or SearchConfig()
     names = register_names(filt, cfg)
     start = time.perf_counter()
-    run = _search_one if cfg.workers == 1 else _search_parallel
-    result = run(filt, cfg, names, start)
+    bound = filter_bound(filt, cfg.instruction_set)
+    if cfg.exact:
+        result = _search_exact(filt, cfg, names, start, bound)
+    else:
+        run = _search_one if cfg.workers == 1 else _search_parallel
+        result = run(filt, cfg, names, start, bound if cfg.cost == "macros" else 0)
     if result.program is None and len(filt.kernels) > 1 and cfg.kernel_by_kernel > 0:
         _rescue(result, filt, cfg, names, start)
-        result.seconds = time.perf_counter() - start
+    result.lower_bound = bound
+    result.model_bound = max(result.model_bound, bound)
+    result.optimal = result.program is not None and result.program.macros <= result.model_bound
+    result.seconds = time.perf_counter() - start
+    return result
+
+
+EXACT_PREPASS = 2000
+"""Nodes of the heuristic search before the exact one (and at most a tenth of a time budget): its plan
+bounds the lengths to refute."""
+
+
+def _search_exact(
+    filt: Filter, cfg: SearchConfig, names: tuple[str, ...], start: float, bound: int
+) -> SearchResult:
+    """A short heuristic search for a plan, then the exact search (`cain.search.exact`) from the lower
+    bound up to that plan's length: a shorter program it finds is optimal, and when it refutes every
+    shorter length the heuristic's plan is."""
+    if cfg.cost != "macros":
+        raise CainError("search: the exact search minimises macros; use cost=macros with exact")
+    timed = cfg.time_budget is not None or cfg.node_budget is None
+    seconds = cfg.time_budget or DEFAULT_TIME
+    prepass = replace(cfg, node_budget=EXACT_PREPASS, time_budget=seconds / 10 if timed else None)
+    result = _search_one(filt, prepass, names, start, bound)
+    deadline = start + seconds if timed else None
+    exact = ExactSearch(
+        filt,
+        cfg.instruction_set,
+        names,
+        lambda plan: finish(plan, filt, names),
+        node_budget=cfg.node_budget,
+        deadline=deadline,
+        only=frozenset(cfg.macros) if cfg.macros is not None else None,
+    )
+    found = exact.run(start=bound, upper=result.program.macros if result.program is not None else None)
+    result.nodes += found.nodes
+    if found.program is not None:
+        result.program, result.plan = found.program, found.plan
+        result.events.append(
+            PlanEvent(result.nodes, time.perf_counter() - start, found.program.macros, found.program.icws)
+        )
+    result.model_bound = found.bound
+    result.stopped = found.stopped
     return result
 
 
@@ -103,9 +154,12 @@ def _rescue(
         )
 
 
-def _search_one(filt: Filter, cfg: SearchConfig, names: tuple[str, ...], start: float) -> SearchResult:
+def _search_one(
+    filt: Filter, cfg: SearchConfig, names: tuple[str, ...], start: float, bound: int = 0
+) -> SearchResult:
     worker = Worker(filt, cfg, names)
-    bar = _Progress(_progress_enabled(cfg))
+    worker.floor = bound
+    bar = _Progress(_progress_enabled(cfg), bound)
 
     def progress(w: Worker, now: float) -> None:
         best = w.best
@@ -129,6 +183,7 @@ def _search_one(filt: Filter, cfg: SearchConfig, names: tuple[str, ...], start: 
 def _worker_main(filt, cfg, names, index, shared, conn) -> None:
     try:
         worker = Worker(filt, cfg, names, index, shared)
+        worker.floor = shared["floor"]
         counts = shared["nodes"]
 
         def progress(w: Worker, now: float) -> None:
@@ -145,7 +200,9 @@ def _worker_main(filt, cfg, names, index, shared, conn) -> None:
         conn.close()
 
 
-def _search_parallel(filt: Filter, cfg: SearchConfig, names: tuple[str, ...], start: float) -> SearchResult:
+def _search_parallel(
+    filt: Filter, cfg: SearchConfig, names: tuple[str, ...], start: float, bound: int = 0
+) -> SearchResult:
     """A portfolio of diversified workers, one process each. With a time budget (and no node budget)
     they share the best plan length, so each prunes by the best any has found; with a node budget
     they run independently, which keeps the result deterministic."""
@@ -159,6 +216,7 @@ def _search_parallel(filt: Filter, cfg: SearchConfig, names: tuple[str, ...], st
         "bus2": ctx.Value("q", 0),
         "nodes": ctx.Array("q", cfg.workers, lock=False),
         "share": share,
+        "floor": bound,
     }
     procs = []
     conns = []
@@ -169,7 +227,7 @@ def _search_parallel(filt: Filter, cfg: SearchConfig, names: tuple[str, ...], st
         child.close()
         procs.append(p)
         conns.append(parent)
-    bar = _Progress(_progress_enabled(cfg))
+    bar = _Progress(_progress_enabled(cfg), bound)
     results = [None] * cfg.workers
     pending = set(range(cfg.workers))
     while pending:
@@ -219,7 +277,7 @@ def _search_parallel(filt: Filter, cfg: SearchConfig, names: tuple[str, ...], st
             # nodes explored by all workers by then, estimated from the finding worker's own count
             total_nodes = max(total_nodes, e.nodes * cfg.workers)
             merged.append(PlanEvent(total_nodes, e.seconds, e.macros, e.icws, e.bus_icws, e.bus2))
-    stopped = "time" if "time" in stops else "nodes" if "nodes" in stops else "exhausted"
+    stopped = next((s for s in ("optimal", "time", "nodes") if s in stops), "exhausted")
     return SearchResult(
         program=best,
         events=merged,

@@ -94,6 +94,8 @@ class Worker:
         self.nodes = 0
         self.start = time.perf_counter()
         self.discarded = 0
+        self.floor = 0
+        """A lower bound on the cost: the search stops (`optimal`) once its best plan reaches it."""
 
     # -- plans ----------------------------------------------------------------------------------
     def _step_cost(self, macro: str) -> int:
@@ -248,6 +250,9 @@ class Worker:
         frontier_limit = cfg.frontier_limit
         keep = cfg.frontier_keep
         while frontier:
+            if bound <= self.floor:
+                stopped = "optimal"
+                break
             if traversal == "best-first":
                 _, _, node = heapq.heappop(frontier)
             elif traversal == "dfs":

@@ -1,0 +1,121 @@
+"""Lower bounds on program length: how many macros any program computing a goal-bag needs, at least.
+
+Every bound here holds for every program of the instruction set, including programs whose additions
+cancel atoms (so it also bounds the goal model's programs, which never cancel). Each counts
+instructions of kinds that cannot stand in for one another:
+
+- **goals**: one instruction per distinct goal of the bag that is not an input, one more per second
+  register holding a goal (a copy), except that one `res2` zeroes two registers;
+- **divisions**: the counts of a value only lose a factor of two by a division (additions, moves and
+  negation never lower the largest power of two dividing every count of the values alive), so every
+  power `2^j` between the smallest of the bag and the input's `2^d` is made first by its own division;
+  a level no goal of the bag has is made by a division that is none of the bag's goals;
+- **shifts**: an instruction reading from neighbours moves atoms by at most its number of directions,
+  so the bounding box of all atoms ever computed (it holds the inputs' origin) grows in width plus
+  height by at most that much per instruction; the bag's box needs that many shifting instructions;
+- **combinations**: an instruction of `k` operands has at most `k` times the atom positions of its
+  largest operand, so a goal of `p` positions needs `log_k p` combining instructions after one another.
+
+Divisions never shift or combine, so they add to the shifts and combinations; shifts and combinations
+add up only when no instruction does both (the basic set), and otherwise the larger counts.
+"""
+
+from __future__ import annotations
+
+import math
+from dataclasses import dataclass
+
+from cain.model.filter import Filter
+from cain.model.isa import Macro, instruction_set
+from cain.search.atoms import Atoms, from_goal
+
+
+@dataclass(frozen=True)
+class Kinds:
+    """What the bounds need to know of an instruction set: which kinds of instruction it has."""
+
+    shift: int
+    """Most directions one pure move reads through (0: no move)."""
+    combine_shift: int
+    """Most directions an instruction that also combines operands reads through (0: none does both)."""
+    fan_in: int
+    """Most operands one instruction adds or subtracts."""
+    res2: bool
+    """Whether one instruction zeroes two registers."""
+
+    @staticmethod
+    def of(macros: dict[str, Macro]) -> Kinds:
+        moves = [m.directions for m in macros.values() if len(m.terms) == 1]
+        both = [m.directions for m in macros.values() if len(m.terms) >= 2]
+        return Kinds(
+            shift=max(moves, default=0),
+            combine_shift=max(both, default=0),
+            fan_in=max((len(m.terms) for m in macros.values()), default=1),
+            res2=any(m.scale == 0 and len(m.results) == 2 for m in macros.values()),
+        )
+
+
+def valuation(goal: Atoms) -> int | None:
+    """The largest `j` with `2^j` dividing every count (None for the zero goal)."""
+    g = 0
+    for a in goal:
+        g |= abs(a[3])
+    return (g & -g).bit_length() - 1 if g else None
+
+
+def _goal_count(bag: list[Atoms], inputs: set[Atoms], kinds: Kinds) -> int:
+    """One instruction per distinct non-input goal and per extra copy (`res2` zeroes two at once)."""
+    n = 0
+    counts: dict[Atoms, int] = {}
+    for g in bag:
+        counts[g] = counts.get(g, 0) + 1
+    for g, c in counts.items():
+        if not g and kinds.res2:
+            n += (c + 1) // 2
+        else:
+            n += c - (1 if g in inputs else 0)
+    return n
+
+
+def _missing_levels(bag: list[Atoms], depth: int, inputs: set[Atoms]) -> tuple[int, int]:
+    """(levels 2^j below the input's that some goal needs, those of them no goal of the bag has)."""
+    levels = {v for g in bag if g not in inputs and (v := valuation(g)) is not None}
+    low = min(levels, default=depth)
+    needed = range(low, depth)
+    return len(needed), sum(1 for j in needed if j not in levels)
+
+
+def bag_bound(bag: list[Atoms], depth: int, inputs: list[Atoms], kinds: Kinds) -> int:
+    """Instructions any program needs to hold every goal of `bag` at once, starting from `inputs`."""
+    inputs_set = set(inputs)
+    divisions, missing = _missing_levels(bag, depth, inputs_set)
+    goals = _goal_count(bag, inputs_set, kinds) + missing
+    xs = [0] + [a[0] for g in bag for a in g]
+    ys = [0] + [a[1] for g in bag for a in g]
+    width = max(xs) - min(xs) + max(ys) - min(ys)
+    positions = max((len(g) for g in bag), default=1)
+    combines = (
+        math.ceil(math.log(positions, kinds.fan_in) - 1e-9) if positions > 1 and kinds.fan_in > 1 else 0
+    )
+    if kinds.combine_shift:
+        shifts = -(-width // max(kinds.shift, kinds.combine_shift))
+        work = max(shifts, combines)
+    else:
+        shifts = -(-width // kinds.shift) if kinds.shift else 0
+        work = shifts + combines
+    return max(goals, divisions + work)
+
+
+def filter_bound(filt: Filter, instruction_set_name: str) -> int:
+    """A lower bound on the macros of every program computing `filt`'s kernels in the given set."""
+    kinds = Kinds.of(instruction_set(instruction_set_name))
+    bag = [from_goal(g) for g in filt.final_goals()]
+    inputs = [from_goal(g) for g in filt.initial_goals()]
+    bound = bag_bound(bag, filt.depth, inputs, kinds)
+    # an output that is an input goal but must end in another register is at least one mov
+    moved = sum(
+        1
+        for k in filt.kernels
+        if from_goal(k.goal) in inputs and k.register != filt.inputs[inputs.index(from_goal(k.goal))][1]
+    )
+    return max(bound, moved)

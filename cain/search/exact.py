@@ -1,0 +1,560 @@
+"""The exact search: a shortest program of the goal model and the proof that none is shorter.
+
+Iterative deepening over goal-bags from the kernels back to the inputs, with the complete move set of
+the goal model: for every goal of the bag (inputs too) and every macro of the instruction set, every way
+the macro's terms can split the goal's atoms (every sub-multiset for two operands, every three-way split
+for `add3`, at every offset the macro can read through), negation, every move, the division, a copy for a
+goal held twice, and `res`/`res2` for zero goals. A child is kept only if the step fits the register file:
+the values alive before it, the result (unless it takes a dying operand's register, where the bus rule
+allows) and the macro's scratch registers.
+
+The goal model is the paper's: an instruction's terms split the atoms of its result, never cancelling
+one another (`a + b` where `a` and `b` hold atoms of opposite sign at one position is outside it). Within
+it nothing is left out, so when depth `k` is exhausted no program of `k` macros exists in the model.
+Three reductions keep the search exact:
+
+- a bag that cannot reach the inputs within `r` steps is remembered, under its canonical form for the
+  eight symmetries of the square (the inputs sit at the origin and every direction is available to every
+  move, so a rotated or mirrored bag needs exactly as many instructions);
+- children equal up to those symmetries are tried once;
+- a child is pruned when a lower bound (`cain.search.bound`) says it needs more steps than are left.
+
+The division of the instruction set is the one that keeps its operand with the fewest scratch registers
+(`div` in `all`, `divq` in `basic`): `diva` and `div4` compute the same value and never need fewer
+registers than `div` (`diva` reuses the dying operand's register but needs two scratch registers).
+"""
+
+from __future__ import annotations
+
+import itertools
+import time
+from dataclasses import dataclass
+
+from cain.diagnostics import CainError
+from cain.model.filter import Filter
+from cain.model.program import Program
+from cain.search import atoms
+from cain.search.bound import Kinds, bag_bound
+from cain.search.plan import to_program
+from cain.search.space import Form, Pair, Space
+
+SYMMETRIES = ((1, 0, 0, 1), (0, -1, 1, 0), (-1, 0, 0, -1), (0, 1, -1, 0),
+              (-1, 0, 0, 1), (1, 0, 0, -1), (0, 1, 1, 0), (0, -1, -1, 0))  # fmt: skip
+"""The dihedral group of the square as matrices `(a, b, c, d)`: `(x, y) -> (a x + b y, c x + d y)`."""
+
+
+@dataclass
+class ExactResult:
+    """What the exact search proved and found."""
+
+    program: Program | None
+    """The shortest verified, register-allocated program found (None if none within the budget)."""
+    plan: Program | None
+    """The same program on SSA values, before register allocation."""
+    bound: int
+    """No program of the goal model with fewer macros exists (proven)."""
+    optimal: bool
+    """`program` has `bound` macros: it is a shortest program of the goal model."""
+    nodes: int
+    stopped: str
+    """`optimal` (proven), `exhausted` (every length below the known plan refuted, but some plan of the model needed more registers than the count allowed), `nodes` or `time` (the budget ended first)."""
+
+
+class _Budget(Exception):
+    """The node or time budget ended inside the traversal."""
+
+
+class _Found(Exception):
+    def __init__(self, program: Program, plan: Program):
+        self.program, self.plan = program, plan
+
+
+class ExactSearch:
+    """Iterative deepening over goal-bags with the goal model's complete move set."""
+
+    def __init__(
+        self,
+        filt: Filter,
+        instruction_set_name: str,
+        names: tuple[str, ...],
+        finish,
+        node_budget: int | None = None,
+        deadline: float | None = None,
+        memo_limit: int = 2_000_000,
+        max_horizon: int = 3,
+        table_limit: int = 3_000_000,
+        only: frozenset[str] | None = None,
+    ):
+        self.filt = filt
+        self.names = names
+        self.finish = finish
+        """`finish(plan) -> Program | None`: allocates and verifies a plan (None if it does not allocate)."""
+        self.node_budget = node_budget
+        self.deadline = deadline
+        self.memo_limit = memo_limit
+        self.registers = len(names)
+        self.space = space = Space(
+            instruction_set_name,
+            filt.depth,
+            len(names),
+            [atoms.from_goal(g) for g in filt.initial_goals()],
+            only=only,
+        )
+        self.kinds = Kinds.of(space.macros)
+        self.res2 = next((m for m in space.macros.values() if m.scale == 0 and len(m.results) == 2), None)
+        self.root = space.bag(atoms.from_goal(g) for g in filt.final_goals())
+        self.inputs = set(space.inputs)
+        self.input_goals = [space.goal_of[i] for i in space.inputs]
+        self.nodes = 0
+        self.failed: dict[tuple[int, ...], int] = {}
+        self._unaries: dict[int, list] = {}
+        self._binaries: dict[int, list] = {}
+        self._sym: list[dict[int, int]] = [{} for _ in SYMMETRIES]
+        self._bounds: dict[tuple[int, ...], int] = {}
+        self.rejected = False
+        self.max_horizon = max_horizon
+        self.table_limit = table_limit
+        self.table: dict[tuple[int, ...], int] = {}
+        """Sets of non-input goals (sorted ids) -> the fewest instructions computing them, up to `horizon`."""
+        self.horizon = 0
+        self._level: set = set()
+        self._started = False
+        self._full = max_horizon == 0
+        self._fits: dict[int, bool] = {}
+        self._combined: dict[tuple, int | None] = {}
+        self._reach: set[int] = set()
+        """The goals of the forward table and the inputs: a child within its horizon holds no other."""
+        self._binaries_near: dict[int, list] = {}
+        self._forward_unaries: dict[int, list[int]] = {}
+
+    # -- bounds and symmetry --------------------------------------------------------------------
+    def bound(self, bag: tuple[int, ...]) -> int:
+        """Steps `bag` needs at least: `cain.search.bound`'s, and the forward table's for its goals."""
+        b = self._bounds.get(bag)
+        if b is None:
+            if len(self._bounds) > self.memo_limit:
+                self._bounds.clear()
+            b = bag_bound(
+                [self.space.goal_of[g] for g in bag], self.space.depth, self.input_goals, self.kinds
+            )
+            if self.horizon:
+                goals = tuple(sorted({g for g in bag if g not in self.inputs}))
+                b = max(b, self.table.get(goals, self.horizon + 1))
+                # distinct goals are made by distinct instructions: the earliest made of those needing at
+                # least c instructions each comes at step c or later, and each other one after it
+                alone = sorted((self.table.get((g,), self.horizon + 1) for g in goals), reverse=True)
+                for i, c in enumerate(alone):
+                    b = max(b, c + i)
+            self._bounds[bag] = b
+        return b
+
+    # -- the forward table ----------------------------------------------------------------------
+    def _embeds(self, goal: atoms.Atoms) -> bool:
+        """Whether the signs of `goal` (or of its negation), moved, fit those of a kernel: true of every
+        value of a goal-model program (inclusion, moves, negation and halving keep it up the chain)."""
+        for sign in (1, -1):
+            for gx, gy, gz, gc in self._kernel_atoms:
+                x0, y0, z0, c0 = goal[0]
+                if z0 != gz or (c0 * sign > 0) != (gc > 0):
+                    continue
+                dx, dy = gx - x0, gy - y0
+                if all(
+                    (x + dx, y + dy, z) in self._kernel_signs
+                    and self._kernel_signs[(x + dx, y + dy, z)] == (c * sign > 0)
+                    for x, y, z, c in goal
+                ):
+                    return True
+        return False
+
+    def _forward(self, horizon: int) -> None:
+        """Extend the forward table to `horizon` instructions (or until it would pass `table_limit` entries):
+        every set of goals some goal-model program of that many instructions computes, ignoring registers,
+        and for each of its subsets the fewest instructions. It bounds the last steps exactly."""
+        space = self.space
+        if not self._started:
+            self._started = True
+            self._kernel_signs: dict = {}
+            for g in self.root:
+                for x, y, z, c in space.goal_of[g]:
+                    sign = self._kernel_signs.setdefault((x, y, z), c > 0)
+                    if sign != (c > 0):
+                        self._kernel_signs[(x, y, z)] = None  # both signs: no value fits this position
+            self._kernel_atoms = [a for g in self.root for a in space.goal_of[g]]
+            self._level = {()}
+            self.table = {(): 0}
+        while self.horizon < horizon and self._level and not self._full:
+            nxt = set()
+            for state in self._level:
+                avail = sorted(set(state) | self.inputs)
+                for v in self._new_values(avail):
+                    if v is None or v in avail:
+                        continue
+                    ok = self._fits.get(v)
+                    if ok is None:
+                        ok = self._fits[v] = bool(space.goal_of[v]) and self._embeds(space.goal_of[v])
+                    if ok:
+                        nxt.add(tuple(sorted((*state, v))))
+                if len(nxt) * 2 ** (self.horizon + 1) > self.table_limit:
+                    self._full = True
+                    return
+                self._check_time()
+            for state in nxt:
+                self._check_time()
+                for n in range(1, len(state) + 1):
+                    for sub in itertools.combinations(state, n):
+                        if sub not in self.table:
+                            self.table[sub] = self.horizon + 1
+            self.horizon += 1
+            self._level = nxt
+            self._bounds.clear()
+            self._binaries_near.clear()
+            self._reach = self.inputs | {g for state in nxt for g in state} | self._reach
+
+    def _new_values(self, avail: list[int]):
+        """Every value one instruction computes from `avail` (None where its terms would cancel)."""
+        space = self.space
+        for v in avail:
+            values = self._forward_unaries.get(v)
+            if values is None:
+                values = self._forward_unaries[v] = [value for _, _, value in self._forward_unary(v)]
+            yield from values
+        for f in space.binary:
+            for i, a in enumerate(avail):
+                for b in avail[i if f.symmetric else 0 :]:
+                    for _, off in f.offsets:
+                        yield self._combine(f, off, (a, b))
+        for f in space.ternary:
+            for i, a in enumerate(avail):
+                for j in range(i, len(avail)):
+                    for c in avail[j:]:
+                        yield self._combine(f, (0, 0), (a, avail[j], c))
+
+    def _forward_unary(self, v: int):
+        space = self.space
+        goal = space.goal_of[v]
+        if space.negate:
+            yield space.negate, (), space.intern(atoms.neg(goal))
+        for f in space.moves:
+            for dirs, (dx, dy) in f.offsets:
+                yield f, dirs, space.intern(atoms.shift(goal, dx, dy))
+        if space.division:
+            half = atoms.halved(goal)
+            if half is not None:
+                yield space.division, (), space.intern(half)
+
+    def _combine(self, f: Form, offset, operands) -> int | None:
+        """The value form `f` computes from `operands`, or None when its terms would cancel (memoised)."""
+        key = (f.macro, offset, operands)
+        got = self._combined.get(key, -1)
+        if got != -1:
+            return got
+        counts: dict = {}
+        dx, dy = offset
+        goal_of = self.space.goal_of
+        for o, sign, sh in zip(operands, f.signs, f.shifted, strict=True):
+            for x, y, z, c in goal_of[o]:
+                key = (x + dx, y + dy, z) if sh else (x, y, z)
+                c = c * sign
+                old = counts.get(key)
+                if old is None:
+                    counts[key] = c
+                elif (old > 0) != (c > 0):
+                    self._combined[key] = None
+                    return None
+                else:
+                    counts[key] = old + c
+        got = self._combined[key] = self.space.intern(atoms.from_counts(counts))
+        return got
+
+    def _image(self, s: int, g: int) -> int:
+        table = self._sym[s]
+        r = table.get(g)
+        if r is None:
+            a, b, c, d = SYMMETRIES[s]
+            goal = self.space.goal_of[g]
+            r = self.space.intern(tuple(sorted((a * x + b * y, c * x + d * y, z, n) for x, y, z, n in goal)))
+            table[g] = r
+        return r
+
+    def canonical(self, bag: tuple[int, ...]) -> tuple[int, ...]:
+        """The least image of `bag` (as sorted goal ids) under the symmetries of the square."""
+        return min(tuple(sorted([self._image(s, g) for g in bag])) for s in range(len(SYMMETRIES)))
+
+    # -- the move set ---------------------------------------------------------------------------
+    def _unary(self, u: int) -> list[tuple[Form, tuple[str, ...], tuple[int, ...]]]:
+        """Negation, every move and the division computing goal `u` (memoised)."""
+        got = self._unaries.get(u)
+        if got is None:
+            space = self.space
+            goal = space.goal_of[u]
+            got = []
+            if space.negate:
+                got.append((space.negate, (), (space.intern(atoms.neg(goal)),)))
+            for f in space.moves:
+                for dirs, (dx, dy) in f.offsets:
+                    got.append((f, dirs, (space.intern(atoms.shift(goal, -dx, -dy)),)))
+            if space.division:
+                got.append((space.division, (), (space.intern(atoms.scale(goal, 2)),)))
+            self._unaries[u] = got
+        return got
+
+    def _lowers(self, f: Form, dirs, offset, parts) -> tuple[int, ...]:
+        """The operands of form `f` at `offset` whose terms are `parts` (in operand order)."""
+        space = self.space
+        dx, dy = offset
+        out = []
+        for p, sign, sh in zip(parts, f.signs, f.shifted, strict=True):
+            if sign < 0:
+                p = atoms.neg(p)
+            out.append(space.intern(atoms.shift(p, -dx, -dy) if sh else p))
+        return tuple(out)
+
+    def _binary(self, u: int) -> list[tuple[Form, tuple[str, ...], tuple[int, ...]]]:
+        """Every two-operand step computing `u`: every split into two sub-multisets, every binary form,
+        operand order and offset (memoised)."""
+        got = self._binaries.get(u)
+        if got is not None:
+            return got
+        goal = self.space.goal_of[u]
+        got = []
+        ranges = [range(abs(c) + 1) for *_, c in goal]
+        for ks in itertools.product(*ranges):
+            part = tuple((x, y, z, k if c > 0 else -k) for (x, y, z, c), k in zip(goal, ks, strict=True) if k)
+            if not part or part == goal:
+                continue
+            self._check_time()
+            rest = atoms.sub(goal, part)
+            for f in self.space.binary:
+                if f.symmetric and part > rest:
+                    continue
+                for dirs, off in f.offsets:
+                    got.append((f, dirs, self._lowers(f, dirs, off, (part, rest))))
+        self._binaries[u] = got
+        return got
+
+    def _binary_from(self, u: int, known: set[int], both: bool):
+        """The two-operand steps computing `u` with an operand in `known` (both operands, if `both`)."""
+        space = self.space
+        goal = space.goal_of[u]
+        for f in space.binary:
+            for dirs, (dx, dy) in f.offsets:
+                for i in (0, 1):
+                    j = 1 - i
+                    for e in known:
+                        part = space.goal_of[e]
+                        if f.shifted[i]:
+                            part = atoms.shift(part, dx, dy)
+                        if f.signs[i] < 0:
+                            part = atoms.neg(part)
+                        if not part or part == goal or not atoms.contains(goal, part):
+                            continue
+                        parts = [part, atoms.sub(goal, part)] if i == 0 else [atoms.sub(goal, part), part]
+                        lowers = self._lowers(f, dirs, (dx, dy), parts)
+                        if both and lowers[j] not in known:
+                            continue
+                        yield f, dirs, lowers
+
+    def _ternary(self, u: int, known: set[int], new: int):
+        """The three-operand steps computing `u` with at most `new` operands outside `known`."""
+        space = self.space
+        goal = space.goal_of[u]
+        for f in space.ternary:
+            if not all(s == 1 and not sh for s, sh in zip(f.signs, f.shifted, strict=True)):
+                raise CainError(f"exact search: no reverse form for the three-operand macro {f.macro}")
+            if new >= 3:
+                for a, b, c in self._three_way(goal):
+                    self._check_time()
+                    yield f, (), (space.intern(a), space.intern(b), space.intern(c))
+                continue
+            for e in known:
+                a = space.goal_of[e]
+                if not a or a == goal or not atoms.contains(goal, a):
+                    continue
+                w = atoms.sub(goal, a)
+                if new == 2:
+                    for b in self._sub_multisets(w):
+                        yield f, (), (e, space.intern(b), space.intern(atoms.sub(w, b)))
+                    continue
+                for e2 in known:
+                    b = space.goal_of[e2]
+                    if not b or b == w or not atoms.contains(w, b):
+                        continue
+                    c = space.intern(atoms.sub(w, b))
+                    if new == 1 or c in known:
+                        yield f, (), (e, e2, c)
+
+    @staticmethod
+    def _sub_multisets(goal: atoms.Atoms):
+        """Every non-empty proper sub-multiset of `goal`."""
+        ranges = [range(abs(c) + 1) for *_, c in goal]
+        for ks in itertools.product(*ranges):
+            part = tuple((x, y, z, k if c > 0 else -k) for (x, y, z, c), k in zip(goal, ks, strict=True) if k)
+            if part and part != goal:
+                yield part
+
+    @staticmethod
+    def _three_way(goal: atoms.Atoms):
+        """Every split of `goal` into three non-empty sub-multisets, each unordered triple once."""
+        per_atom = []
+        for x, y, z, c in goal:
+            s = 1 if c > 0 else -1
+            n = abs(c)
+            per_atom.append([(x, y, z, s, i, j, n - i - j) for i in range(n + 1) for j in range(n + 1 - i)])
+        for choice in itertools.product(*per_atom):
+            a = tuple((x, y, z, s * i) for x, y, z, s, i, _, _ in choice if i)
+            b = tuple((x, y, z, s * j) for x, y, z, s, _, j, _ in choice if j)
+            c = tuple((x, y, z, s * k) for x, y, z, s, _, _, k in choice if k)
+            if a and b and c and a <= b <= c:
+                yield a, b, c
+
+    def _goal_count(self, counts: dict[int, int]) -> int:
+        """Instructions the goals alone need (`cain.search.bound`'s goal term, without division levels)."""
+        n = 0
+        for g, c in counts.items():
+            if not c:
+                continue
+            if not self.space.goal_of[g] and self.res2 is not None:
+                n += (c + 1) // 2
+            else:
+                n += c - (1 if g in self.inputs else 0)
+        return n
+
+    def children(self, bag: tuple[int, ...], limit: int):
+        """(pair, child bag, canonical child) for every step of the move set that fits the registers and
+        leaves a child the bound allows `limit` steps for, one per child up to the square's symmetries.
+
+        A child within the bound has at most `limit` minus the goal count of the rest of the bag new goals
+        (each is one more instruction), so when that is below two (three for `add3`) the operands are
+        looked up among the goals of the bag and the inputs instead of enumerating every split."""
+        R = self.registers
+        seen: set[tuple[int, ...]] = set()
+        counts: dict[int, int] = {}
+        for g in bag:
+            counts[g] = counts.get(g, 0) + 1
+        space = self.space
+        for u, cu in counts.items():
+            rest = list(bag)
+            rest.remove(u)
+            rest_counts = dict(counts)
+            rest_counts[u] -= 1
+            new = limit - self._goal_count(rest_counts)
+            if new < 0:
+                continue
+            if not space.goal_of[u]:
+                if space.res and len(rest) + 1 <= R:
+                    yield from self._emit(seen, (space.res, (), u, ()), tuple(rest), limit)
+                if self.res2 is not None and cu >= 2:
+                    rest.remove(u)
+                    if len(rest) + 2 <= R:
+                        yield from self._emit(seen, (self.res2.name, (), u, ()), tuple(rest), limit)
+                continue
+            if cu >= 2 and space.copy is not None:
+                child = tuple(rest)
+                if len(child) + 1 <= R:  # the copy's result takes a fresh register
+                    yield from self._emit(seen, (space.copy.macro, (), u, (u,)), child, limit)
+            known = set(rest) | self.inputs
+            near = limit <= self.horizon  # the child's goals must all be in the forward table
+            if near and new >= 2:
+                binary = self._binaries_near.get(u)
+                if binary is None:
+                    reach = self._reach
+                    binary = [m for m in self._binary(u) if all(lo in reach for lo in m[2])]
+                    self._binaries_near[u] = binary
+            else:
+                binary = self._binary(u) if new >= 2 else self._binary_from(u, known, both=new == 0)
+            steps = itertools.chain(
+                self._unary(u),
+                binary,
+                self._ternary(u, known, new) if space.ternary else (),
+            )
+            for form, dirs, lowers in steps:
+                if near and not all(lo in self._reach for lo in lowers):
+                    continue
+                child = list(rest)
+                share = False
+                for i, lo in enumerate(lowers):
+                    have = rest_counts.get(lo, 0)
+                    want = lowers.count(lo)
+                    if i == lowers.index(lo) and want > have:
+                        child.extend([lo] * (want - have))
+                    if want > have and i in form.share:
+                        share = True
+                if len(child) + form.need + (0 if share else 1) > R:
+                    continue
+                yield from self._emit(seen, (form.macro, dirs, u, lowers), tuple(sorted(child)), limit)
+
+    def _emit(self, seen: set, pair: Pair, child: tuple[int, ...], limit: int):
+        self._check_time()
+        if self.bound(child) > limit:
+            return
+        key = self.canonical(child)
+        if key not in seen:
+            seen.add(key)
+            yield pair, child, key
+
+    # -- the traversal --------------------------------------------------------------------------
+    def _done(self, bag: tuple[int, ...]) -> bool:
+        return len(set(bag)) == len(bag) and all(g in self.inputs for g in bag)
+
+    def _visit(self, bag: tuple[int, ...], key: tuple[int, ...], r: int, path: list[Pair], k: int) -> None:
+        """Raise `_Found` with a verified program of `k` macros through `bag`, or return when none
+        exists within `r` more steps (remembered)."""
+        if self._done(bag):
+            self._accept(path, k)
+            return
+        if r == 0 or self.failed.get(key, -1) >= r:
+            return
+        self.nodes += 1
+        if self.node_budget is not None and self.nodes > self.node_budget:
+            raise _Budget("nodes")
+        self._check_time()
+        rejected = self.rejected
+        self.rejected = False
+        for pair, child, ckey in self.children(bag, r - 1):
+            if self.failed.get(ckey, -1) >= r - 1:
+                continue
+            path.append(pair)
+            self._visit(child, ckey, r - 1, path, k)
+            path.pop()
+        if not self.rejected:
+            if len(self.failed) >= self.memo_limit:
+                self.failed.clear()
+            self.failed[key] = r
+        self.rejected = self.rejected or rejected
+
+    def _check_time(self) -> None:
+        if self.deadline is not None and time.perf_counter() > self.deadline:
+            raise _Budget("time")
+
+    def _accept(self, path: list[Pair], k: int) -> None:
+        plan = to_program(self.space, self.filt, list(path))
+        program = self.finish(plan)
+        if program is not None and program.macros == k:
+            raise _Found(program, plan)
+        self.rejected = True  # a plan of the model that does not allocate without extra moves
+
+    def run(self, start: int = 0, upper: int | None = None) -> ExactResult:
+        """Deepen from the bound (or `start`) until a verified program is found, a length reaches `upper`
+        (a program that long is known), or the budget ends."""
+        if len(self.root) > self.registers:
+            raise CainError(
+                f"exact search: the filter has {len(self.root)} kernels but only {self.registers} registers"
+            )
+        proven = max(start, self.bound(self.root))
+        k = proven
+        while upper is None or k < upper:
+            self.rejected = False
+            try:
+                if not self._full:
+                    self._forward(min(self.max_horizon, k - 1))
+                self._visit(self.root, self.canonical(self.root), k, [], k)
+            except _Found as found:
+                return ExactResult(found.program, found.plan, proven, proven == k, self.nodes, "optimal")
+            except _Budget as stop:
+                return ExactResult(None, None, proven, False, self.nodes, str(stop))
+            if not self.rejected and proven == k:
+                proven = k + 1
+            k += 1
+        return ExactResult(
+            None, None, proven, False, self.nodes, "optimal" if proven == upper else "exhausted"
+        )

@@ -1,0 +1,152 @@
+"""The exact search and the lower bounds: proven optima of small filters, checked against an independent
+brute force over programs, every bound at most the optimum, and the bound in results and the C header."""
+
+from __future__ import annotations
+
+import itertools
+import sys
+from pathlib import Path
+
+import pytest
+
+ROOT = Path(__file__).resolve().parents[1]
+if str(ROOT) not in sys.path:
+    sys.path.insert(0, str(ROOT))
+
+from benchmarks import optimal
+from cain import cli
+from cain.backend.emit_c import length_bound
+from cain.backend.verify import verify_for_filter
+from cain.model.filter import Filter
+from cain.model.goal import Goal
+from cain.model.isa import DIRECTIONS, instruction_set
+from cain.search import SearchConfig, search
+from cain.search.bound import filter_bound
+from cain.search.exact import ExactSearch
+from cain.search.worker import finish
+
+EXACT_NODES = 20_000
+
+
+def exact(filt: Filter, iset: str, nodes: int = EXACT_NODES):
+    names = filt.registers
+    return ExactSearch(filt, iset, names, lambda p: finish(p, filt, names), node_budget=nodes).run()
+
+
+def program_values(iset: str, length: int, cancel: bool) -> dict[Goal, int]:
+    """Every goal some program of at most `length` macros of `iset` computes from one input at depth 0,
+    with the fewest macros: an independent brute force over programs (values never die: no register limit
+    binds at these lengths). Without `cancel`, no instruction's terms may cancel (the goal model)."""
+    macros = instruction_set(iset)
+    start = (Goal.identity(1),)
+    best: dict[Goal, int] = {start[0]: 0}
+    level = {start}
+    for step in range(1, length + 1):
+        nxt = set()
+        for values in level:
+            for m in macros.values():
+                for ops in itertools.permutations(range(len(values)), len(m.operands)):
+                    goals = tuple(values[i] for i in ops)
+                    for dirs in itertools.product(sorted(DIRECTIONS), repeat=m.directions):
+                        if not cancel and len(m.terms) > 1:
+                            signs: dict = {}
+                            shift = (sum(DIRECTIONS[d][0] for d in dirs), sum(DIRECTIONS[d][1] for d in dirs))
+                            clash = False
+                            for t in m.terms:
+                                g = goals[t.operand].shifted(shift) if t.shifted else goals[t.operand]
+                                for atom, c in g:
+                                    s = (c > 0) == (t.sign > 0)
+                                    clash |= signs.setdefault(atom, s) != s
+                            if clash:
+                                continue
+                        try:
+                            result = m.apply(goals, dirs)
+                        except ValueError:
+                            continue
+                        if not result:
+                            continue
+                        best.setdefault(result, step)
+                        nxt.add(tuple(sorted((*values, result))))
+        level = nxt
+    return best
+
+
+TINY = ([[1, 1]], [[1, -1]], [[1], [-1]], [[1, 0, 1]], [[-1, 0, 0]], [[1, 1], [1, 0]], [[2, 1]], [[1, -1, 1]])
+"""Kernels small enough for the brute force (depth 0, one input in A, the output in B)."""
+
+
+@pytest.fixture(scope="module")
+def brute():
+    return {cancel: program_values("basic", 3, cancel) for cancel in (True, False)}
+
+
+@pytest.mark.parametrize("matrix", TINY)
+def test_exact_matches_brute_force(matrix, brute):
+    goal = Goal.from_matrices([matrix])
+    filt = Filter.of_goals("tiny", [goal], 0, inputs=("A",), outputs=("B",))
+    result = exact(filt, "basic")
+    assert result.optimal and result.program is not None
+    verify_for_filter(result.program, filt)
+    model, general = brute[False].get(goal), brute[True].get(goal)
+    if model is not None:
+        assert result.bound == model  # the shortest goal-model program, found by two different methods
+    else:
+        assert result.bound > 3
+    assert filter_bound(filt, "basic") <= (general if general is not None else 4) <= result.bound
+
+
+@pytest.mark.parametrize(
+    ("name", "iset"), [(n, s) for n in optimal.SMALL for s in ("basic",)] + [("roberts", "all")]
+)
+def test_small_filters_are_proven_and_bounded(name, iset):
+    filt = optimal.load(name, iset)
+    result = exact(filt, iset)
+    assert result.optimal and result.program.macros == result.bound
+    verify_for_filter(result.program, filt)
+    assert filter_bound(filt, iset) <= result.bound
+    # the heuristic search never beats a proven optimum, and reports a bound no greater than it
+    r = search(filt, SearchConfig(instruction_set=iset, node_budget=500, progress=False))
+    assert r.program.macros >= result.bound >= r.lower_bound
+
+
+def test_basic_sobel_bound_is_tight_and_stops_the_search():
+    """Four moves (its box is 2 + 2 wide), three additions (six positions): the heuristic search stops
+    there, well before its budget."""
+    filt = optimal.load("sobel_x", "basic")
+    assert filter_bound(filt, "basic") == 7
+    r = search(filt, SearchConfig(instruction_set="basic", node_budget=100_000, progress=False))
+    assert r.stopped == "optimal" and r.optimal and r.program.macros == 7 and r.nodes < 100_000
+
+
+def test_division_levels_count():
+    """1/4 [1 2 1] needs two divisions (levels 2 and 1 of 2^2), then shifts and additions."""
+    filt = Filter.of_goals("blur", [Goal.from_matrices([[[1, 2, 1]]])], 2, outputs=("B",))
+    assert filter_bound(filt, "basic") >= 2 + 2 + 2
+    assert filter_bound(filt, "basic") <= exact(filt, "basic").bound
+
+
+def test_exact_result_in_header(tmp_path, capsys):
+    src = tmp_path / "sobel_x.cain"
+    src.write_text(f"filter sobel_x\ninput A\n{optimal.FILTERS['sobel_x']}\noption instructions = basic\n")
+    assert cli.main([str(src), "-p", "search{exact=true budget=20000 quiet=true},regalloc,emit"]) == 0
+    assert "7 macro instructions (optimal), 14 ICWs" in capsys.readouterr().out  # the general bound is 7
+    gauss = str(ROOT / "examples" / "gauss3x3.cain")
+    assert cli.main([gauss, "-p", "search{budget=200 quiet=true},regalloc,emit"]) == 0
+    assert "macro instructions (lower bound 6), " in capsys.readouterr().out  # 4 divisions, 2 moves of 2
+
+
+def test_header_bound_text():
+    assert length_bound({"macros": 9}) == ""
+    assert length_bound({"macros": 9, "lower_bound": 4, "model_bound": 4}) == " (lower bound 4)"
+    assert (
+        length_bound({"macros": 9, "lower_bound": 4, "model_bound": 7})
+        == " (lower bound 4; 7 in the goal model)"
+    )
+    assert (
+        length_bound({"macros": 7, "lower_bound": 4, "model_bound": 7, "optimal": 1})
+        == " (optimal in the goal model)"
+    )
+    # regalloc on another register file may lengthen a proven program: no longer called optimal
+    assert length_bound({"macros": 8, "lower_bound": 4, "model_bound": 7, "optimal": 1}).startswith(
+        " (lower bound 4"
+    )
