@@ -36,8 +36,8 @@ from cain.dialects.tosa import TosaDialect
 from cain.frontend import READERS
 from cain.frontend.options import CHECKS, DEFAULT_INSTRUCTION_SET, DEFAULT_MAX_DEPTH, OVERRIDE_KEYS
 from cain.model.isa import DEFAULT_REGISTERS, INSTRUCTION_SETS
-from cain.passes.convert_linalg_to_goal import ConvertLinalgToGoalPass
 from cain.passes.bus_synth import BusSynthPass
+from cain.passes.convert_linalg_to_goal import ConvertLinalgToGoalPass
 from cain.passes.emit import EmitPass, emitted_text
 from cain.passes.expand_bus import ExpandBusPass
 from cain.passes.regalloc import RegallocPass
