@@ -44,9 +44,9 @@ Pick = Callable[[int, int], int]
 """`pick(lo, hi)`: an integer from lo to hi inclusive (random.randint, or a hypothesis draw)."""
 
 
-def kernel_file(pick: Pick, name: str = "fuzz") -> str:
-    """A random filter as a kernel file, every choice made by `pick`."""
-    registers = 5 + pick(0, 3)
+def kernel_file(pick: Pick, name: str = "fuzz", most_registers: int = 8) -> str:
+    """A random filter as a kernel file (5 to `most_registers` registers), every choice made by `pick`."""
+    registers = 5 + pick(0, most_registers - 5)
     names = list(REGISTER_NAMES[:registers])
     channels = 1 + pick(0, 1)
     kernels = 1 + pick(0, 3)
@@ -99,7 +99,7 @@ class Outcome:
     seconds: float = 0.0
 
 
-def _cain_opt(args: list[str]) -> tuple[int | None, str, str]:
+def cain_opt(args: list[str]) -> tuple[int | None, str, str]:
     """`cain-opt args` in this process: exit status (None: an exception escaped), stdout, stderr."""
     out, err = io.StringIO(), io.StringIO()
     with contextlib.redirect_stdout(out), contextlib.redirect_stderr(err):
@@ -117,7 +117,7 @@ def compile_case(text: str, budget: int, workdir: Path) -> Outcome:
     source = workdir / "case.cain"
     source.write_text(text)
     ir = workdir / "case.mlir"
-    status, _, err = _cain_opt(
+    status, _, err = cain_opt(
         [str(source), "-p", f"search{{budget={budget} quiet=true}},regalloc", "-o", str(ir)]
     )
     outcome = _classify(status, err)
@@ -139,7 +139,7 @@ def compile_case(text: str, budget: int, workdir: Path) -> Outcome:
         return Outcome(
             "crash", f"reading the IR back: {type(e).__name__}: {e}", seconds=time.perf_counter() - started
         )
-    status, c_text, err = _cain_opt([str(ir), "-p", "emit"])
+    status, c_text, err = cain_opt([str(ir), "-p", "emit"])
     outcome = _classify(status, err)
     if outcome is None and "scamp5_kernel_begin();" not in c_text:
         outcome = Outcome("crash", "emit printed no kernel")
@@ -152,14 +152,15 @@ def _classify(status: int | None, err: str) -> Outcome | None:
     """None when cain-opt succeeded; else the outcome its exit status and stderr say."""
     if status == 0 and "Traceback" not in err:
         return None
-    last = err.strip().splitlines()[-1] if err.strip() else ""
+    lines = err.strip().splitlines() or [""]
     if status is None or "Traceback" in err:
-        return Outcome("crash", last)
+        return Outcome("crash", lines[-1])
+    first = next((line for line in lines if "error" in line), lines[0])
     if "WRONG" in err:
-        return Outcome("wrong", err.strip().splitlines()[0])
+        return Outcome("wrong", first)
     if "no program" in err:
-        return Outcome("no program", last)
-    return Outcome("error", last)
+        return Outcome("no program", first)
+    return Outcome("error", first)
 
 
 def save_case(directory: Path, name: str, text: str, outcome: Outcome, budget: int) -> Path:

@@ -604,7 +604,9 @@ class Space:
         if keep:
             raw = raw[: self.prescore * keep]
         out = []
+        tick = self.tick
         for tier, _, _, form, dirs, u, lowers, rest in raw:
+            tick()
             child = list(rest)
             for lo in lowers:
                 if child.count(lo) < lowers.count(lo):

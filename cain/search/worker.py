@@ -109,15 +109,15 @@ class Worker:
 
     # -- budgets --------------------------------------------------------------------------------
     def _tick(self) -> None:
-        """The budget check inside one node's pair generation (a big goal's can take long): every 64
+        """The budget check inside one node's pair generation (a big goal's can take long): every 16
         calls, stop on the deadline or the memory limit, and keep the progress line going."""
         self._ticks += 1
-        if self._ticks & 63:
+        if self._ticks & 15:
             return
         now = time.perf_counter()
         if self.deadline is not None and now >= self.deadline:
             raise _Stop("time")
-        if not self._ticks & 4095 and self._over_memory():
+        if not self._ticks & 1023 and self._over_memory():
             raise _Stop("memory")
         if self.progress is not None and now - self._shown >= 0.25:
             self._shown = now
