@@ -77,6 +77,13 @@ def measure(text: str, size: int, cfg: SearchConfig) -> dict:
 
 def main(argv: list[str] | None = None) -> int:
     parser = make_parser("budgets", __doc__.splitlines()[0], samples=2, budget="5s", workers=1)
+    parser.add_argument(
+        "--sizes",
+        type=int,
+        nargs="+",
+        default=list(SIZES),
+        help=f"kernel sizes (default {' '.join(map(str, SIZES))})",
+    )
     args = parser.parse_args(argv)
     if args.budget.seconds is None:
         parser.error("this benchmark measures a time budget, e.g. --budget 5s")
@@ -84,7 +91,12 @@ def main(argv: list[str] | None = None) -> int:
     rng = random.Random(args.seed)
     cfg = SearchConfig(time_budget=args.budget.seconds, workers=args.workers, seed=args.seed)
     rows = []
-    for size in SIZES:
+    # first, while the process is small: a memory limit 2 MB above what it holds: the search stops on it, cleanly
+    limit = resident_memory() + (2 << 20)
+    row = measure(kernel_text(rng, 9, 3), 9, replace(cfg, max_memory=limit))
+    row.update(budget=args.budget.seconds, max_memory=limit)
+    memory_row = row
+    for size in args.sizes:
         for n in range(args.samples):
             depth = rng.randint(1, 4) if n % 2 == 0 else rng.randint(5, MAX_DEPTH)
             row = measure(kernel_text(rng, size, depth), size, cfg)
@@ -94,11 +106,7 @@ def main(argv: list[str] | None = None) -> int:
                 f"{size}x{size} depth {depth}: {row['outcome']} in {fmt(row['seconds'], 2)} s",
                 file=sys.stderr,
             )
-    # a memory limit a little above what this process holds already: the search stops on it, cleanly
-    limit = resident_memory() + (8 << 20)
-    row = measure(kernel_text(rng, 9, 3), 9, replace(cfg, max_memory=limit))
-    row.update(budget=args.budget.seconds, max_memory=limit)
-    rows.append(row)
+    rows.append(memory_row)
     table = markdown_table(
         [
             "kernel",

@@ -212,7 +212,7 @@ class Worker:
         )
         self.bound = min(self.best_cost, self._naive_cap())
         self.next_check = 0
-        self.next_memory_check = 0
+        self.next_memory_check = 0.0
         restart = cfg.restart or (PORTFOLIO_RESTART if self.index % 2 else 0)
         if cfg.heuristic != "scamp5":
             restart = 0
@@ -286,8 +286,8 @@ class Worker:
                     ):
                         stopped = "time"
                         break
-                    if self.nodes >= self.next_memory_check:
-                        self.next_memory_check = self.nodes + 1024
+                    if now >= self.next_memory_check:
+                        self.next_memory_check = now + 0.1
                         if self._over_memory(cache):
                             stopped = "memory"
                             break
