@@ -6,6 +6,7 @@ then writes that text, not the IR, to stdout or `-o FILE` (`emitted_text`).
 
 from __future__ import annotations
 
+import sys
 from dataclasses import dataclass
 
 from cain.dialects.scamp5 import KernelOp
@@ -13,7 +14,7 @@ from xdsl.context import Context
 from xdsl.dialects.builtin import ModuleOp, StringAttr
 from xdsl.passes import ModulePass
 
-from cain.backend.emit_c import emit_module
+from cain.backend.emit_c import emit_module, foreign_registers
 from cain.backend.verify import verify_kernel
 from cain.diagnostics import CainError
 
@@ -29,6 +30,9 @@ class EmitPass(ModulePass):
 
     verify: bool = True
     """Verify each kernel before printing it (`verify=false` to skip)."""
+    strict: bool = False
+    """Refuse a kernel that uses registers SCAMP-5d lacks (beyond A..F) instead of printing it for a
+    hypothetical device with a warning."""
 
     def apply(self, ctx: Context, op: ModuleOp) -> None:
         kernels = [k for k in op.walk() if isinstance(k, KernelOp)]
@@ -41,6 +45,17 @@ class EmitPass(ModulePass):
                 )
             if self.verify:
                 verify_kernel(kernel, images=1, size=32)
+            foreign = foreign_registers(kernel)
+            if foreign and self.strict:
+                raise CainError(
+                    f"emit: kernel @{kernel.sym_name.data} uses register(s) {', '.join(foreign)}, which SCAMP-5d "
+                    f"lacks (it has A..F); compile with registers A..F (option registers = A B C D E F)"
+                )
+            if foreign:
+                sys.stderr.write(
+                    f"emit: warning: kernel @{kernel.sym_name.data} uses register(s) {', '.join(foreign)}, which "
+                    f"SCAMP-5d lacks: the C is for a hypothetical device (emit{{strict=true}} refuses it)\n"
+                )
         op.attributes[C_TEXT] = StringAttr(emit_module(kernels))
 
 

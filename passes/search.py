@@ -14,6 +14,7 @@ from xdsl.rewriter import Rewriter
 from cain.backend.convert import kernel_from_program
 from cain.diagnostics import CainError
 from cain.search import SearchConfig, search
+from cain.search.config import DEFAULT_MAX_MEMORY, MAX_ATOMS, memory_size, register_names
 
 
 @dataclass(frozen=True)
@@ -45,6 +46,11 @@ class SearchPass(ModulePass):
     exact: bool = False
     """Find a shortest program of the goal model and prove it (iterative deepening from the lower bound;
     small filters only): the kernel then says `optimal`. Otherwise it reports the proven bound."""
+    max_memory: int | str | None = None
+    """Stop with the best program when the search's resident memory passes this (`4G`, `512M`, bytes);
+    default 4G."""
+    max_atoms: int = MAX_ATOMS
+    """Refuse a filter with more atoms than this (the kernels' counts, which grow as 2^depth)."""
 
     def config(self, default_set: str) -> SearchConfig:
         regs = self.registers
@@ -68,6 +74,8 @@ class SearchPass(ModulePass):
             heuristic=self.heuristic,
             progress=False if self.quiet else None,
             exact=self.exact,
+            max_memory=memory_size(self.max_memory) if self.max_memory is not None else DEFAULT_MAX_MEMORY,
+            max_atoms=self.max_atoms,
         )
 
     def apply(self, ctx: Context, op: ModuleOp) -> None:
@@ -78,6 +86,13 @@ class SearchPass(ModulePass):
             filt = filter_from_op(filter_op)
             cfg = self.config(filt.instruction_set)
             result = search(filt, cfg)
+            if result.plan is None and result.registers_needed is not None:
+                raise CainError(
+                    f"search: no program for filter '{filt.name}' fits its {len(register_names(filt, cfg))} "
+                    f"registers: the search found none, and the constructive program needs "
+                    f"{result.registers_needed}; allow {result.registers_needed} registers "
+                    f"(search{{registers={result.registers_needed}}} or `option registers`)"
+                )
             if result.plan is None and result.stopped == "exhausted":
                 raise CainError(
                     f"search: no program found for filter '{filt.name}': the search ran out of candidates "
@@ -94,7 +109,13 @@ class SearchPass(ModulePass):
                     f"search: no program found for filter '{filt.name}' within {' / '.join(limits)}{alone}; "
                     f"raise the budget (search{{budget=N}} or search{{time=S}})"
                 )
-            if result.kernel_by_kernel and not self.quiet:
+            if result.constructive and not result.events and not self.quiet:
+                sys.stderr.write(
+                    f"search: no plan for '{filt.name}' within the budget ({result.stopped}); this program is "
+                    f"built kernel by kernel, tap by tap ({result.program.macros} macros): raise the budget "
+                    f"for a shorter one\n"
+                )
+            elif result.kernel_by_kernel and not result.constructive and not self.quiet:
                 sys.stderr.write(
                     f"search: no plan computing the kernels of '{filt.name}' together within the budget; this one "
                     f"computes them one at a time ({result.program.macros} macros): raise the budget for a shorter one\n"

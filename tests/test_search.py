@@ -349,9 +349,9 @@ output k2 -> C = 1/8 [8 3 3; 6 4 7; 7 5 1]
 
 def test_a_filter_without_a_simultaneous_plan_is_compiled_kernel_by_kernel():
     f = parse_filter(THREE_KERNELS, "three.cain")
-    alone = search(f, SearchConfig(node_budget=100, kernel_by_kernel=0.0))
+    alone = search(f, SearchConfig(node_budget=100, kernel_by_kernel=0.0, fallback=False))
     assert alone.program is None  # the simultaneous search alone finds nothing in 100 nodes
-    r = search(f, SearchConfig(node_budget=100, kernel_by_kernel=1.0))
+    r = search(f, SearchConfig(node_budget=100, kernel_by_kernel=1.0, fallback=False))
     check(r.program, f)  # allocated on the six registers and verified as one program
     assert r.plan is not None and r.plan.output_goals(f.initial_goals()) == f.final_goals()
     assert r.kernel_by_kernel and not alone.kernel_by_kernel

@@ -243,13 +243,30 @@ def run_registers(
 
 
 def reach(program: Program) -> int:
-    """How far (in PE steps) any output value can depend on pixels away from its own: the edge margin."""
-    far: dict[int, int] = {v: 0 for v, _ in program.inputs}
+    """How far (in PE steps) from an edge a pixel must be for every output to be exact there: per value,
+    the margin on each side that shifts have filled with zeros (a read from the east grows the east
+    margin and shrinks the west one, so a value moved out and back keeps only its furthest excursion)."""
+    sides = {name: k for k, name in enumerate(DIRECTIONS)}
+    far: dict[int, tuple[int, ...]] = {v: (0, 0, 0, 0) for v, _ in program.inputs}
     for instr in program.instrs:
-        r = max((far.get(o, 0) for o in instr.operands), default=0) + len(instr.directions)
+        macro = MACROS[instr.macro]
+        moved = (0, 0, 0, 0)
+        still = (0, 0, 0, 0)
+        for term in macro.terms:
+            m = far.get(instr.operands[term.operand], (0, 0, 0, 0))
+            if term.shifted:
+                moved = tuple(map(max, moved, m))
+            else:
+                still = tuple(map(max, still, m))
+        margins = list(moved)
+        for d in instr.directions:
+            k = sides[d]
+            margins[k] += 1
+            margins[(k + 2) % 4] = max(0, margins[(k + 2) % 4] - 1)
+        r = tuple(map(max, margins, still))
         for v in instr.results:
             far[v] = r
-    return max((far.get(v, 0) for v, _ in program.outputs), default=0)
+    return max((max(far.get(v, (0, 0, 0, 0))) for v, _ in program.outputs), default=0)
 
 
 def simulate(

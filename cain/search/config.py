@@ -12,6 +12,12 @@ TRAVERSALS = ("cgds", "dfs", "bfs", "best-first")
 COSTS = ("macros", "icws")
 HEURISTICS = ("scamp5", "random")
 DEFAULT_TIME = 10.0
+DEFAULT_MAX_MEMORY = 4 << 30
+"""Bytes of resident memory a search may use (all its processes together) before it stops with its best
+program: well below the 16-32 GB of a workstation, far above what a 60 s search of a 5x5 kernel needs."""
+MAX_ATOMS = 20_000
+"""Most atoms (the sum of the kernels' absolute counts) a filter may have: past it the search refuses
+before starting (each count is a weight times 2^depth, so a lower depth shrinks it)."""
 PORTFOLIO_RESTART = 1000
 """Nodes before the first restart of the portfolio's odd-numbered workers: restarts find the shared
 structure of the combined Gaussians far sooner, and cost a little on kernels without such structure, so
@@ -60,6 +66,14 @@ class SearchConfig:
     exact: bool = False
     """Search for a shortest program of the goal model and prove it (`cain.search.exact`): iterative
     deepening from the lower bound, within the node or time budget, after a short heuristic search."""
+    max_memory: int | None = DEFAULT_MAX_MEMORY
+    """Bytes of resident memory the search may use (all workers together); past it, it first empties its
+    caches and then stops with its best program. None: no limit."""
+    max_atoms: int = MAX_ATOMS
+    """Most atoms a filter may have for the search to start (a clear error past it)."""
+    fallback: bool = True
+    """Also build the constructive program (`cain.search.fallback`) and return it when the search has no
+    program or a longer one."""
     kernel_by_kernel: float = 0.1
     """For a filter of several kernels: when the simultaneous search ends without a plan, this share of its
     budget again goes to compiling the kernels one at a time (`cain.search.kernel_by_kernel`) for a plan to return.
@@ -101,6 +115,28 @@ class SearchResult:
     exact search's proof where it ran, else `lower_bound`."""
     optimal: bool = False
     """The program has `model_bound` macros: proven shortest in the goal model."""
+    constructive: bool = False
+    """The program is the constructive fallback's (shorter than the search's, or the search had none)."""
+    finish_seconds: float = 0.0
+    """Time after the search itself: building, allocating and verifying the constructive program."""
+    registers_needed: int | None = None
+    """When there is no program: the fewest registers the constructive fallback needs (None: not known)."""
+
+
+def memory_size(value: int | str) -> int:
+    """Bytes from `4G`, `512M`, `64k` or a plain number of bytes; a clear error otherwise."""
+    text = str(value).strip()
+    units = {"": 1, "K": 1 << 10, "M": 1 << 20, "G": 1 << 30, "T": 1 << 40}
+    number, unit = text.rstrip("kKmMgGtTbB"), text[len(text.rstrip("kKmMgGtTbB")) :].upper().rstrip("B")
+    try:
+        size = float(number) * units[unit]
+    except (ValueError, KeyError):
+        raise CainError(
+            f"search: max-memory takes a size such as 4G, 512M or a byte count, not '{value}'"
+        ) from None
+    if size < 1 << 20:
+        raise CainError(f"search: max-memory {value} is too small (at least 1M)")
+    return int(size)
 
 
 def register_names(filt: Filter, cfg: SearchConfig) -> tuple[str, ...]:
@@ -119,6 +155,17 @@ def register_names(filt: Filter, cfg: SearchConfig) -> tuple[str, ...]:
         raise CainError(f"search: the node budget must be positive, not {cfg.node_budget}")
     if cfg.time_budget is not None and cfg.time_budget <= 0:
         raise CainError(f"search: the time budget must be positive, not {cfg.time_budget}")
+    if cfg.max_memory is not None and cfg.max_memory <= 0:
+        raise CainError(f"search: the memory limit must be positive, not {cfg.max_memory}")
+    atoms = sum(k.goal.total for k in filt.kernels)
+    if atoms > cfg.max_atoms:
+        biggest = max(filt.kernels, key=lambda k: k.goal.total)
+        raise CainError(
+            f"search: filter '{filt.name}' is too large to search: its kernels have {atoms:,} atoms at depth "
+            f"{filt.depth} ('{biggest.name}' {biggest.goal.total:,}), more than {cfg.max_atoms:,}; lower the "
+            f"depth (--max-depth, or allow --max-error) to shrink the counts, split the kernel, or raise "
+            f"search{{max-atoms=N}}"
+        )
     regs = cfg.registers
     if regs is None:
         names = tuple(filt.registers)

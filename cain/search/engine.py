@@ -1,5 +1,6 @@
 """`search`: the reverse goal-bag search of a filter (paper 3.2-3.3), anytime, by one worker or a portfolio of
-worker processes, with a progress line and, for several kernels, the kernel-by-kernel rescue."""
+worker processes, with a progress line, for several kernels the kernel-by-kernel rescue, and the
+constructive fallback when the search has no program or a longer one."""
 
 from __future__ import annotations
 
@@ -15,6 +16,7 @@ from cain.model.program import Program
 from cain.search.bound import filter_bound
 from cain.search.config import DEFAULT_TIME, PlanEvent, SearchConfig, SearchResult, register_names
 from cain.search.exact import ExactSearch
+from cain.search.fallback import fallback
 from cain.search.kernel_by_kernel import kernel_by_kernel
 from cain.search.worker import Worker, finish
 
@@ -79,10 +81,12 @@ def search(filt: Filter, cfg: SearchConfig | None = None) -> SearchResult:
         result = run(filt, cfg, names, start, bound if cfg.cost == "macros" else 0)
     if result.program is None and len(filt.kernels) > 1 and cfg.kernel_by_kernel > 0:
         _rescue(result, filt, cfg, names, start)
+    result.seconds = time.perf_counter() - start
+    if cfg.fallback:
+        _fallback(result, filt, cfg, names)
     result.lower_bound = bound
     result.model_bound = max(result.model_bound, bound)
     result.optimal = result.program is not None and result.program.macros <= result.model_bound
-    result.seconds = time.perf_counter() - start
     return result
 
 
@@ -125,6 +129,28 @@ def _search_exact(
     return result
 
 
+def _fallback(result: SearchResult, filt: Filter, cfg: SearchConfig, names: tuple[str, ...]) -> None:
+    """Make the constructive program `result`'s when the search has none or a longer one; with none at all,
+    note how many registers the constructive one needs. Its time is `finish_seconds`, not the search's."""
+    begun = time.perf_counter()
+    found = fallback(filt, cfg.instruction_set, names, lambda p: finish(p, filt, names))
+    if found is not None:
+        program, plan = found
+
+        def cost(p: Program) -> tuple[int, int]:
+            return (p.icws, p.macros) if cfg.cost == "icws" else (p.macros, p.icws)
+
+        if result.program is None or cost(program) < cost(result.program):
+            result.program, result.plan, result.constructive = program, plan, True
+    elif result.program is None:
+        for more in range(1, 9):
+            wider = names + tuple(f"R{len(names) + i}" for i in range(more))
+            if fallback(filt, cfg.instruction_set, wider, lambda p, w=wider: finish(p, filt, w)) is not None:
+                result.registers_needed = len(wider)
+                break
+    result.finish_seconds = time.perf_counter() - begun
+
+
 def _rescue(
     result: SearchResult, filt: Filter, cfg: SearchConfig, names: tuple[str, ...], start: float
 ) -> None:
@@ -132,11 +158,17 @@ def _rescue(
     their concatenated plan, if it fits the registers and verifies, becomes `result`'s plan."""
     share = cfg.kernel_by_kernel / len(filt.kernels)
     timed = cfg.node_budget is None or cfg.time_budget is not None
+    if timed:
+        # the time left of the budget (the search stopped early for it): the whole stays within the budget
+        left = start + (cfg.time_budget or DEFAULT_TIME) - time.perf_counter()
+        if left <= 0:
+            return
     sub_cfg = replace(
         cfg,
         node_budget=max(1, int(cfg.node_budget * share)) if cfg.node_budget is not None else None,
-        time_budget=(cfg.time_budget or DEFAULT_TIME) * share if timed else None,
+        time_budget=left / len(filt.kernels) if timed else None,
         kernel_by_kernel=0.0,
+        fallback=False,
         progress=False,
     )
 

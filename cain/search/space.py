@@ -29,6 +29,10 @@ TIERED_POSITIONS = 3
 small goals such coincidences are common and carry little, and ranking them first lengthened the plans
 of random multi-kernel filters."""
 
+OVERLAP_WORK = 60_000
+"""Most translations times positions `_self_overlaps` examines for one goal: a big goal keeps only its
+most frequent translations, so one node's pair generation stays bounded whatever the kernel's size."""
+
 Pair = tuple[str, tuple[str, ...], int, tuple[int, ...]]
 """(macro name, directions, upper goal id, lower goal ids in operand order)."""
 
@@ -81,6 +85,10 @@ def _form(macro: Macro) -> Form:
     )
 
 
+def _no_tick() -> None:
+    """The default budget check of a `Space`: none."""
+
+
 def division_macro(macros: dict[str, Macro]) -> Macro | None:
     """The division the search emits: halving, keeps its operand, fewest scratch registers."""
     divs = [m for m in macros.values() if m.scale == 0.5 and not m.tied and not m.clobbers_operands]
@@ -107,6 +115,8 @@ class Space:
     ):
         self.prescore = 4
         """Candidates scored exactly per child kept (the rest are dropped on the cheap estimate)."""
+        self.tick = _no_tick
+        """Called often during pair generation (the worker's budget check: it may raise to stop)."""
         self.scaled_relations = scaled_relations
         self.scaled_patterns = scaled_patterns
         self.macros = instruction_set(instruction_set_name)
@@ -165,6 +175,11 @@ class Space:
         for f in sorted(self.moves, key=lambda f: len(f.offsets[0][0]), reverse=True):
             for d, o in f.offsets:
                 self.shift_offsets[o] = (f, d)
+
+    def forget(self) -> None:
+        """Empty the memoised pair generation (to free memory; it is rebuilt as needed)."""
+        for table in (self._splits, self._triples, self._relations, self._contains, self._split_forms):
+            table.clear()
 
     # -- goals ----------------------------------------------------------------------------------
     def intern(self, goal: Atoms) -> int:
@@ -323,15 +338,21 @@ class Space:
         q + shift(q, t) inside u, and the rest r = u - q - shift(q, t)."""
         goal = self.goal_of[u]
         cnt = atoms.counts(goal)
-        ts = set()
+        tick = self.tick
+        ts: dict[tuple[int, int], int] = {}
         for a in goal:
+            tick()
             for b in goal:
                 if a is not b and a[2] == b[2] and (a[3] > 0) == (b[3] > 0):
-                    ts.add((b[0] - a[0], b[1] - a[1]))
+                    t = (b[0] - a[0], b[1] - a[1])
+                    if t >= (0, 0):  # q + shift(q, -t) is the same split seen from the other side
+                        ts[t] = ts.get(t, 0) + 1
+        most = max(1, OVERLAP_WORK // max(1, len(goal)))
+        if len(ts) > most:
+            ts = dict(sorted(ts.items(), key=lambda e: (-e[1], e[0]))[:most])
         out = []
         for t in sorted(ts):
-            if t < (0, 0):
-                continue  # q + shift(q, -t) is the same split seen from the other side
+            tick()
             rem = dict(cnt)
             q = {}
             for x, y, z, _ in sorted(goal, key=lambda a: a[0] * t[0] + a[1] * t[1]):
@@ -358,7 +379,9 @@ class Space:
         goal = self.goal_of[u]
         seen = set()
         scored = []
+        tick = self.tick
         for part in self._parts(u):
+            tick()
             a = self.intern(part)
             b = self.intern(atoms.sub(goal, part))
             key = (min(a, b), max(a, b))
@@ -414,6 +437,7 @@ class Space:
             bases.append(half)
         for base in [b for g0 in bases for b in (g0, atoms.neg(g0))]:
             for off in ((0, 0), *self.shift_offsets):
+                self.tick()
                 p = atoms.overlap(ug, atoms.shift(base, *off))
                 if not p or p == ug:
                     continue
@@ -558,6 +582,7 @@ class Space:
                 if g != u:
                     splits.extend(self.relations(u, g))
             for split in splits:
+                self.tick()
                 if split in seen:
                     continue
                 seen.add(split)
@@ -579,7 +604,9 @@ class Space:
         if keep:
             raw = raw[: self.prescore * keep]
         out = []
+        tick = self.tick
         for tier, _, _, form, dirs, u, lowers, rest in raw:
+            tick()
             child = list(rest)
             for lo in lowers:
                 if child.count(lo) < lowers.count(lo):
@@ -613,6 +640,7 @@ class Space:
         main: list = []
         by_lower: dict[int, list] = {}
         for f in self.binary:
+            self.tick()
             orders = ((a, b),) if f.symmetric else ((a, b), (b, a))
             for p0, p1 in orders:
                 parts = (goal_of[p0], goal_of[p1])

@@ -4,6 +4,8 @@ best-first), its cache, its bound and its best verified plan."""
 from __future__ import annotations
 
 import heapq
+import os
+import resource
 import time
 from collections import deque
 
@@ -36,6 +38,26 @@ def finish(program: Program, filt: Filter, names: tuple[str, ...]) -> Program | 
         return None
     verify_program(program, filt.initial_goals(), filt.final_goals(), filt.depth)
     return program
+
+
+class _Stop(Exception):
+    """Raised from inside pair generation when a budget ends: `reason` is `time` or `memory`."""
+
+    def __init__(self, reason: str):
+        super().__init__(reason)
+        self.reason = reason
+
+
+_PAGE = os.sysconf("SC_PAGE_SIZE") if hasattr(os, "sysconf") else 4096
+
+
+def resident_memory() -> int:
+    """This process's resident memory now, in bytes (its peak where /proc is not available)."""
+    try:
+        with open("/proc/self/statm") as f:
+            return int(f.read().split()[1]) * _PAGE
+    except (OSError, ValueError, IndexError):
+        return resource.getrusage(resource.RUSAGE_SELF).ru_maxrss * 1024
 
 
 class _Node:
@@ -96,6 +118,37 @@ class Worker:
         self.discarded = 0
         self.floor = 0
         """A lower bound on the cost: the search stops (`optimal`) once its best plan reaches it."""
+        self.deadline: float | None = None
+        self.memory_limit = cfg.max_memory // cfg.workers if cfg.max_memory is not None else None
+        self.progress = None
+        self._ticks = 0
+        self._shown = self.start
+        self.space.tick = self._tick
+
+    # -- budgets --------------------------------------------------------------------------------
+    def _tick(self) -> None:
+        """The budget check inside one node's pair generation (a big goal's can take long): every 16
+        calls, stop on the deadline or the memory limit, and keep the progress line going."""
+        self._ticks += 1
+        if self._ticks & 15:
+            return
+        now = time.perf_counter()
+        if self.deadline is not None and now >= self.deadline:
+            raise _Stop("time")
+        if not self._ticks & 1023 and self._over_memory():
+            raise _Stop("memory")
+        if self.progress is not None and now - self._shown >= 0.25:
+            self._shown = now
+            self.progress(self, now)
+
+    def _over_memory(self, cache: dict | None = None) -> bool:
+        """Whether resident memory is past the limit even after emptying the caches."""
+        if self.memory_limit is None or resident_memory() <= self.memory_limit:
+            return False
+        if cache is not None:
+            cache.clear()
+        self.space.forget()
+        return resident_memory() > self.memory_limit
 
     # -- plans ----------------------------------------------------------------------------------
     def _step_cost(self, macro: str) -> int:
@@ -204,8 +257,15 @@ class Worker:
         self.hard_deadline = self.deadline
         if self.deadline is not None and self.icws_cost:  # leave time to score the plans at bus level
             self.deadline = self.start + (1 - BUS_SHARE) * time_budget
+        self.progress = progress
+        # with no plan by then, stop early and leave the rest of the budget to the kernel-by-kernel rescue
+        rescue = cfg.kernel_by_kernel if len(self.filt.kernels) > 1 else 0.0
+        self.plan_deadline = (
+            self.start + time_budget * (1 - rescue) if time_budget is not None and 0 < rescue < 1 else None
+        )
         self.bound = min(self.best_cost, self._naive_cap())
         self.next_check = 0
+        self.next_memory_check = 0.0
         restart = cfg.restart or (PORTFOLIO_RESTART if self.index % 2 else 0)
         if cfg.heuristic != "scamp5":
             restart = 0
@@ -277,6 +337,18 @@ class Worker:
                     if deadline is not None and now >= deadline:
                         stopped = "time"
                         break
+                    if (
+                        self.plan_deadline is not None
+                        and now >= self.plan_deadline
+                        and self._bound() >= 1 << 30
+                    ):
+                        stopped = "time"
+                        break
+                    if now >= self.next_memory_check:
+                        self.next_memory_check = now + 0.1
+                        if self._over_memory(cache):
+                            stopped = "memory"
+                            break
                     bound = min(bound, self._bound())
                     if progress is not None:
                         progress(self, now)
@@ -302,7 +374,11 @@ class Worker:
                             self._plan(node, tail)
                             bound = min(bound, self.best_cost + self.tie)
                             continue
-                node.cands = space.pairs(bag, branch)
+                try:
+                    node.cands = space.pairs(bag, branch)
+                except _Stop as stop:
+                    stopped = stop.reason
+                    break
                 node.idx = 0
                 held += len(node.cands)
             # yield the node's next child that is not culled

@@ -1,0 +1,245 @@
+"""A fuzz campaign over the whole pipeline: random filters through `cain-opt` (search, regalloc, emit), each
+program verified again here, independently, from the IR the pipeline printed.
+
+Every filter is a kernel file as a user would write it: 1 to 4 kernels, 1 or 2 input channels, 3x3, 5x5,
+2x2 or 3x5 matrices with a power-of-two scale (or two-decimal weights approximated within an error bound),
+5 to 8 registers with inputs and outputs in random ones, either instruction set. The outcome of each is
+one of `passed`, `no program` (cain-opt said no program fits the registers), `error` (another one-line
+error), `crash` (a traceback) or `wrong` (a program that does not compute its kernels). Every case that is
+not `passed` is saved as a kernel file under `--cases` (by default tests/regressions/fuzz/, which
+tests/test_fuzz.py compiles), so it stays a regression test.
+
+    python -m benchmarks.fuzz --samples 1000 --budget 1000
+"""
+
+from __future__ import annotations
+
+import contextlib
+import io
+import random
+import sys
+import tempfile
+import time
+import traceback
+from collections import Counter
+from collections.abc import Callable
+from dataclasses import dataclass
+from pathlib import Path
+
+from cain.dialects.scamp5 import KernelOp
+from xdsl.context import Context
+from xdsl.dialects.builtin import Builtin
+from xdsl.parser import Parser
+
+from benchmarks.common import ROOT, machine_info, make_parser, markdown_table, write_outputs
+from cain.backend.verify import VerificationError, verify_kernel
+from cain.cli import DIALECTS, main
+
+OUTCOMES = ("passed", "no program", "error", "crash", "wrong")
+SHAPES = ((3, 3), (5, 5), (2, 2), (3, 5))
+REGISTER_NAMES = "ABCDEFGH"
+CASES_DIR = ROOT / "tests" / "regressions" / "fuzz"
+
+Pick = Callable[[int, int], int]
+"""`pick(lo, hi)`: an integer from lo to hi inclusive (random.randint, or a hypothesis draw)."""
+
+
+def kernel_file(pick: Pick, name: str = "fuzz", most_registers: int = 8) -> str:
+    """A random filter as a kernel file (5 to `most_registers` registers), every choice made by `pick`."""
+    registers = 5 + pick(0, most_registers - 5)
+    names = list(REGISTER_NAMES[:registers])
+    channels = 1 + pick(0, 1)
+    kernels = 1 + pick(0, 3)
+    inputs = _sample(pick, names, channels)
+    outputs = _sample(pick, names, kernels)
+    h, w = SHAPES[pick(0, len(SHAPES) - 1)]
+    decimals = pick(0, 3) == 0
+    lines = [f"filter {name}", "input " + ", ".join(f"c{z} -> {r}" for z, r in enumerate(inputs))]
+    for k, reg in enumerate(outputs):
+        scale = pick(0, 4)
+        matrices = []
+        for _ in range(channels):
+            rows = []
+            for _ in range(h):
+                row = []
+                for _ in range(w):
+                    if pick(0, 3) == 0:
+                        row.append("0")
+                    elif decimals:
+                        row.append(f"{pick(-100, 100) / 100:g}")
+                    else:
+                        row.append(str(pick(-(2**scale), 2**scale)))
+                rows.append(" ".join(row))
+            matrices.append("[" + "; ".join(rows) + "]")
+        prefix = "" if decimals or not scale else f"1/{2**scale} "
+        if channels == 1:
+            lines.append(f"output k{k} -> {reg} = {prefix}{matrices[0]}")
+        else:
+            body = ", ".join(f"c{z}: {m}" for z, m in enumerate(matrices))
+            lines.append(f"output k{k} -> {reg} = {prefix}{{ {body} }}")
+    lines.append("option registers = " + " ".join(names))
+    lines.append("option instructions = " + ("all" if pick(0, 1) else "basic"))
+    if decimals:
+        lines.append("option max_error = 1/2")
+    return "\n".join(lines) + "\n"
+
+
+def _sample(pick: Pick, names: list[str], n: int) -> list[str]:
+    pool = list(names)
+    return [pool.pop(pick(0, len(pool) - 1)) for _ in range(n)]
+
+
+@dataclass
+class Outcome:
+    """What one kernel file came to: its outcome, the message, the program's length, the time taken."""
+
+    outcome: str
+    message: str = ""
+    macros: int | None = None
+    seconds: float = 0.0
+
+
+def cain_opt(args: list[str]) -> tuple[int | None, str, str]:
+    """`cain-opt args` in this process: exit status (None: an exception escaped), stdout, stderr."""
+    out, err = io.StringIO(), io.StringIO()
+    with contextlib.redirect_stdout(out), contextlib.redirect_stderr(err):
+        try:
+            status = main(args)
+        except BaseException:  # noqa: BLE001 - a traceback is this campaign's finding
+            traceback.print_exc(file=err)
+            status = None
+    return status, out.getvalue(), err.getvalue()
+
+
+def compile_case(text: str, budget: int, workdir: Path) -> Outcome:
+    """Compile one kernel file to allocated IR, verify that independently, then emit the C from it."""
+    started = time.perf_counter()
+    source = workdir / "case.cain"
+    source.write_text(text)
+    ir = workdir / "case.mlir"
+    status, _, err = cain_opt(
+        [str(source), "-p", f"search{{budget={budget} quiet=true}},regalloc", "-o", str(ir)]
+    )
+    outcome = _classify(status, err)
+    if outcome is not None:
+        outcome.seconds = time.perf_counter() - started
+        return outcome
+    ctx = Context()
+    for dialect in (Builtin, *DIALECTS):
+        ctx.load_dialect(dialect)
+    try:
+        module = Parser(ctx, ir.read_text()).parse_module()
+        kernels = [op for op in module.walk() if isinstance(op, KernelOp)]
+        macros = sum(k.counts.get("macros", 0) for k in kernels)
+        for kernel in kernels:
+            verify_kernel(kernel, images=2, size=48)
+    except VerificationError as e:
+        return Outcome("wrong", str(e).splitlines()[0], seconds=time.perf_counter() - started)
+    except Exception as e:  # noqa: BLE001
+        return Outcome(
+            "crash", f"reading the IR back: {type(e).__name__}: {e}", seconds=time.perf_counter() - started
+        )
+    status, c_text, err = cain_opt([str(ir), "-p", "emit"])
+    outcome = _classify(status, err)
+    if outcome is None and "scamp5_kernel_begin();" not in c_text:
+        outcome = Outcome("crash", "emit printed no kernel")
+    outcome = outcome or Outcome("passed", macros=macros)
+    outcome.seconds = time.perf_counter() - started
+    return outcome
+
+
+def _classify(status: int | None, err: str) -> Outcome | None:
+    """None when cain-opt succeeded; else the outcome its exit status and stderr say."""
+    if status == 0 and "Traceback" not in err:
+        return None
+    lines = err.strip().splitlines() or [""]
+    if status is None or "Traceback" in err:
+        return Outcome("crash", lines[-1])
+    first = next((line for line in lines if "error" in line), lines[0])
+    if "WRONG" in err:
+        return Outcome("wrong", first)
+    if "no program" in err:
+        return Outcome("no program", first)
+    return Outcome("error", first)
+
+
+def save_case(directory: Path, name: str, text: str, outcome: Outcome, budget: int) -> Path:
+    """The failing kernel file, headed by what happened, as a regression test."""
+    directory.mkdir(parents=True, exist_ok=True)
+    path = directory / f"{name}.cain"
+    head = [
+        f"// Found by python -m benchmarks.fuzz (search budget {budget} nodes): {outcome.outcome}",
+        *(f"// {line}" for line in outcome.message.splitlines()[:3]),
+    ]
+    path.write_text("\n".join(head) + "\n" + text)
+    return path
+
+
+def main_fuzz(argv: list[str] | None = None) -> int:
+    parser = make_parser("fuzz", __doc__.splitlines()[0], samples=1000, budget="1000", workers=1)
+    parser.add_argument(
+        "--cases",
+        type=Path,
+        default=CASES_DIR,
+        help="where failing cases are saved (default tests/regressions/fuzz/)",
+    )
+    args = parser.parse_args(argv)
+    if args.budget.nodes is None:
+        parser.error("the campaign takes a node budget (deterministic), e.g. --budget 1000")
+    machine = machine_info()
+    rng = random.Random(args.seed)
+    counts: Counter[str] = Counter()
+    records = []
+    started = time.perf_counter()
+    with tempfile.TemporaryDirectory() as tmp:
+        for n in range(args.samples):
+            name = f"fuzz_{args.seed}_{n}"
+            text = kernel_file(rng.randint, name)
+            result = compile_case(text, args.budget.nodes, Path(tmp))
+            counts[result.outcome] += 1
+            records.append(
+                {
+                    "name": name,
+                    "outcome": result.outcome,
+                    "message": result.message,
+                    "macros": result.macros,
+                    "seconds": result.seconds,
+                    "source": text,
+                }
+            )
+            if result.outcome != "passed":
+                save_case(args.cases, name, text, result, args.budget.nodes)
+            if not args.quiet:
+                print(
+                    f"\r{n + 1}/{args.samples} " + ", ".join(f"{o} {counts[o]}" for o in OUTCOMES),
+                    end="",
+                    file=sys.stderr,
+                    flush=True,
+                )
+    elapsed = time.perf_counter() - started
+    if not args.quiet:
+        print(file=sys.stderr)
+    table = markdown_table(["outcome", "filters"], [[o, counts[o]] for o in OUTCOMES])
+    body = (
+        f"{elapsed:.0f} s in all ({elapsed / args.samples:.2f} s per filter: search at {args.budget}, "
+        f"regalloc, independent verification, emit).\n\n{table}\n"
+    )
+    failing = [r for r in records if r["outcome"] != "passed"]
+    if failing:
+        body += f"\nFailing cases (saved under {args.cases}):\n\n"
+        body += "".join(f"- {r['name']}: {r['outcome']}: {r['message']}\n" for r in failing)
+    write_outputs(
+        args,
+        "fuzz",
+        f"Fuzz campaign: {args.samples} random filters",
+        argv=argv,
+        machine=machine,
+        data={"counts": dict(counts), "seconds": elapsed, "runs": records},
+        body=body,
+        draw=None,
+    )
+    return 0 if counts["crash"] == counts["wrong"] == 0 else 1
+
+
+if __name__ == "__main__":
+    sys.exit(main_fuzz())

@@ -1,0 +1,291 @@
+"""A constructive program for any filter, for when the search has none (or a longer one).
+
+Each kernel is built on its own in one accumulator register by Horner's rule over the binary digits of
+its counts (non-adjacent form, so a run of ones costs two digits): from the lowest digit up, the
+accumulator walks a short tour over the positions whose count has a digit at that level, adding or
+subtracting the input as it passes them, and is halved before the next level. A tour is a path of moves
+ending back at the origin, so what the accumulator held before it stays in place; with the `all` set an
+add and the move after it (or a move and the subtraction after it) are one macro.
+
+Which registers this needs depends on when the input is halved: dividing the accumulator needs the input
+and every finished kernel to stay live beside it (and a scratch register with `all`), so when registers
+are short the input itself is halved first, in place, and the later kernels add halved copies several
+times instead of dividing. `fallback` tries the kernel orders and the points to halve the input,
+shortest first, and returns the first program that allocates and verifies.
+"""
+
+from __future__ import annotations
+
+import itertools
+from collections.abc import Callable
+from functools import cache
+
+from cain.model.filter import Filter
+from cain.model.isa import DIRECTIONS, MACROS, Macro, instruction_set
+from cain.model.program import Instr, Program
+from cain.search.space import division_macro
+
+Position = tuple[int, int]
+_STEP = {offset: name for name, offset in DIRECTIONS.items()}
+
+
+def naf(c: int) -> list[int]:
+    """The non-adjacent form of `c`: digits in {-1, 0, 1}, lowest first, no two adjacent non-zero."""
+    digits = []
+    while c:
+        if c & 1:
+            d = 2 - (c % 4)
+            c -= d
+        else:
+            d = 0
+        digits.append(d)
+        c //= 2
+    return digits
+
+
+def _tour(positions: list[Position], closed: bool) -> list[Position]:
+    """The positions in visiting order: nearest neighbour from the origin, reversed so the walk ends at
+    the origin (`closed`: it also starts there)."""
+    left = sorted(positions)
+    order: list[Position] = []
+    here = (0, 0)
+    while left:
+        nxt = min(left, key=lambda p: (abs(p[0] - here[0]) + abs(p[1] - here[1]), p))
+        left.remove(nxt)
+        order.append(nxt)
+        here = nxt
+    order.reverse()
+    return [(0, 0), *order] if closed else order
+
+
+@cache
+def _macros(set_name: str) -> tuple[bool, Macro | None]:
+    """Whether the set has the fused moves (`mov2x`, `addx`, `add2x`, `subx`, `sub2x`), and its division."""
+    macros = instruction_set(set_name)
+    return all(m in macros for m in ("mov2x", "addx", "add2x", "subx", "sub2x")), division_macro(macros)
+
+
+def registers_needed(program: Program) -> int:
+    """A quick lower bound on the registers `program` needs: at each instruction, the values live across
+    it, its operands, a register for its result unless an operand dies there, and its scratch registers
+    (a division with `all`'s `div` keeps three registers busy)."""
+    last: dict[int, int] = {}
+    n = len(program.instrs)
+    for i, instr in enumerate(program.instrs):
+        for o in instr.operands:
+            last[o] = i
+    for v, _ in program.outputs:
+        last[v] = n
+    live = {v for v, _ in program.inputs if v in last}
+    need = len(live)
+    for i, instr in enumerate(program.instrs):
+        operands = set(instr.operands)
+        shares = _shares(instr.macro)
+        dies = any(last[o] == i for k, o in enumerate(instr.operands) if k in shares)
+        extra = len(MACROS[instr.macro].scratch) + (0 if dies else 1)
+        need = max(need, len(live | operands) + extra)
+        live = {v for v in live | set(instr.results) if last.get(v, -1) > i}
+    return need
+
+
+@cache
+def _shares(name: str) -> frozenset[int]:
+    """The operand indices of macro `name` whose register its result may take."""
+    m = MACROS[name]
+    distinct = set(m.distinct_roles)
+    y = m.results[0] if m.results else None
+    return frozenset(
+        k for k, role in enumerate(m.operands) if y and (min(y, role), max(y, role)) not in distinct
+    )
+
+
+class _Builder:
+    """SSA instructions for one program; the macros chosen for the instruction set."""
+
+    def __init__(self, set_name: str, channels: int):
+        self.all, self.divide = _macros(set_name)
+        self.instrs: list[Instr] = []
+        self.next = channels
+
+    def op(self, macro: str, operands: tuple[int, ...], directions: tuple[str, ...] = ()) -> int:
+        value = self.next
+        self.next += 1
+        self.instrs.append(Instr(macro, (value,), operands, directions))
+        return value
+
+    def half(self, value: int) -> int:
+        return self.op(self.divide.name, (value,))
+
+
+def _steps(dx: int, dy: int) -> list[str]:
+    """The directions of single moves shifting every atom by `(dx, dy)`."""
+    return [_STEP[(1 if dx > 0 else -1, 0)]] * abs(dx) + [_STEP[(0, 1 if dy > 0 else -1)]] * abs(dy)
+
+
+def _walk(
+    b: _Builder, acc: int | None, terms: dict[Position, list[tuple[int, int]]], sources: list[int]
+) -> int | None:
+    """`acc` (None: nothing yet) plus, for each position, its `(channel, signed multiplicity)` terms of the
+    sources moved there; the accumulator walks a tour, so what it held stays in place."""
+    if not terms:
+        return acc
+    closed = acc is not None
+    path = _tour([p for p in terms if not closed or p != (0, 0)], closed)
+    # tokens: ("add", channel, sign) and ("move", direction); atoms added at path[i] end there because the
+    # moves after them total path[i]
+    tokens: list[tuple] = []
+    for i, p in enumerate(path):
+        for z, n in terms.get(p, ()):
+            tokens += [("add", z, 1 if n > 0 else -1)] * abs(n)
+        nxt = path[i + 1] if i + 1 < len(path) else (0, 0)
+        tokens += [("move", d) for d in _steps(p[0] - nxt[0], p[1] - nxt[1])]
+    pending: int | None = None  # the accumulator is still this source, unchanged (no instruction yet)
+    i = 0
+    while i < len(tokens):
+        t = tokens[i]
+        moves = []
+        j = i + 1
+        while j < len(tokens) and tokens[j][0] == "move" and len(moves) < (2 if b.all else 1):
+            moves.append(tokens[j][1])
+            j += 1
+        if t[0] == "add":
+            _, z, sign = t
+            src = sources[z]
+            if acc is None and pending is None:
+                if sign > 0:
+                    pending = src
+                else:
+                    acc = b.op("neg", (src,))
+                i += 1
+                continue
+            if pending is not None:
+                acc, pending = pending, None
+                if sign > 0 and b.all and moves:
+                    acc = b.op("addx" if len(moves) == 1 else "add2x", (acc, src), tuple(moves))
+                    i = j
+                    continue
+                acc = b.op("add" if sign > 0 else "sub", (acc, src))
+            elif sign > 0 and b.all and moves:
+                acc = b.op("addx" if len(moves) == 1 else "add2x", (acc, src), tuple(moves))
+                i = j
+                continue
+            else:
+                acc = b.op("add" if sign > 0 else "sub", (acc, src))
+            i += 1
+            continue
+        # a run of moves, fused with a subtraction that follows it (all set)
+        moves = [t[1]]
+        j = i + 1
+        while j < len(tokens) and tokens[j][0] == "move" and len(moves) < (2 if b.all else 1):
+            moves.append(tokens[j][1])
+            j += 1
+        base = pending if pending is not None else acc
+        pending = None
+        nxt = tokens[j] if j < len(tokens) else None
+        if b.all and nxt is not None and nxt[0] == "add" and nxt[2] < 0:
+            acc = b.op("subx" if len(moves) == 1 else "sub2x", (base, sources[nxt[1]]), tuple(moves))
+            i = j + 1
+            continue
+        acc = b.op("movx" if len(moves) == 1 else "mov2x", (base,), tuple(moves))
+        i = j
+    if pending is not None:
+        acc = b.op("mov", (pending,))
+    return acc
+
+
+def _levels(
+    goal, e: int
+) -> tuple[list[dict[Position, list[tuple[int, int]]]], dict[Position, list[tuple[int, int]]]]:
+    """A kernel's digits over sources holding `2^e` atoms: the terms of each level below `e` (lowest
+    first, from the lowest non-empty one) and the terms at and above `e`, as multiplicities."""
+    low: dict[int, dict[Position, list[tuple[int, int]]]] = {}
+    top: dict[Position, list[tuple[int, int]]] = {}
+    for (x, y, z), c in goal.items:
+        mult = 0
+        for j, digit in enumerate(naf(c)):
+            if not digit:
+                continue
+            if j < e:
+                low.setdefault(j, {}).setdefault((x, y), []).append((z, digit))
+            else:
+                mult += digit << (j - e)
+        if mult:
+            top.setdefault((x, y), []).append((z, mult))
+    if not low:
+        return [], top
+    first = min(low)
+    return [low.get(j, {}) for j in range(first, e)], top
+
+
+def constructive(filt: Filter, set_name: str, order: list[int], split: int, halvings: int) -> Program | None:
+    """The SSA program computing `filt`'s kernels in `order`, the first `split` from the inputs as they
+    are, the rest after every input has been halved `halvings` times; None when the instruction set
+    lacks a division the program needs."""
+    b = _Builder(set_name, len(filt.inputs))
+    sources = list(range(len(filt.inputs)))
+    results: dict[int, int] = {}
+    for n, k in enumerate(order):
+        if n == split and halvings:
+            if b.divide is None:
+                return None
+            for _ in range(halvings):
+                sources = [b.half(s) for s in sources]
+        e = filt.depth - (halvings if n >= split else 0)
+        low, top = _levels(filt.kernels[k].goal, e)
+        if low and b.divide is None:
+            return None
+        acc = None
+        for terms in low:
+            acc = _walk(b, acc, terms, sources)
+            acc = b.half(acc)
+        acc = _walk(b, acc, top, sources)
+        if acc is None:
+            acc = b.op("res", ())
+        results[k] = acc
+    return Program(
+        filt.name,
+        [(z, reg) for z, (_, reg) in enumerate(filt.inputs)],
+        b.instrs,
+        [(results[k], kern.register) for k, kern in enumerate(filt.kernels)],
+    )
+
+
+def candidates(filt: Filter, set_name: str) -> list[Program]:
+    """Every constructive program worth trying, shortest first: each kernel order (kernels whose register
+    holds an input last), each point to halve the inputs and each number of halvings."""
+    input_regs = {reg for _, reg in filt.inputs}
+    kernels = range(len(filt.kernels))
+    orders = sorted(
+        itertools.permutations(kernels) if len(filt.kernels) <= 4 else [tuple(kernels)],
+        key=lambda o: (
+            sum(1 for i, k in enumerate(o) if filt.kernels[k].register in input_regs and i < len(o) - 1),
+            o,
+        ),
+    )[:6]
+    out = []
+    seen = set()
+    for order in orders:
+        for split in range(len(order) + 1):
+            for halvings in range(filt.depth + 1) if split < len(order) else (0,):
+                program = constructive(filt, set_name, list(order), split, halvings)
+                if program is not None:
+                    key = tuple(program.instrs)
+                    if key not in seen:
+                        seen.add(key)
+                        out.append(program)
+    out.sort(key=lambda p: p.macros)
+    return out
+
+
+def fallback(
+    filt: Filter, set_name: str, registers: tuple[str, ...], finish: Callable[[Program], Program | None]
+) -> tuple[Program, Program] | None:
+    """The shortest constructive program that `finish` register-allocates (on `registers`) and verifies,
+    and its SSA form; None when none fits the registers."""
+    for program in candidates(filt, set_name):
+        if registers_needed(program) > len(registers):
+            continue
+        done = finish(program)
+        if done is not None:
+            return done, program
+    return None
