@@ -245,6 +245,8 @@ class Run:
     stopped: str | None = None
     error: str | None = None
     program: list[str] = field(default_factory=list)
+    lower_bound: int | None = None
+    """A proven lower bound on the program's length, when the search gives one."""
 
     @property
     def ok(self) -> bool:
@@ -324,7 +326,8 @@ def run_search(filter: Filter, *, budget: Budget, seed: int = 0, workers: int = 
         return Run(label, "failed", seconds=time.perf_counter() - started,
                    error=f"search raised {type(exc).__name__}: {exc}")
     run = Run(label, "no plan", events=[_event(e) for e in result.events], nodes=int(result.nodes),
-              seconds=float(result.seconds), peak_memory=result.peak_memory, stopped=result.stopped)
+              seconds=float(result.seconds), peak_memory=result.peak_memory, stopped=result.stopped,
+              lower_bound=getattr(result, "lower_bound", None))
     if result.program is not None:
         check_program(run, result.program, searched, cost=cost)
     return run
