@@ -6,14 +6,15 @@ from __future__ import annotations
 import heapq
 import time
 from collections import deque
+from dataclasses import replace
 
 from cain.backend.regalloc import allocate
 from cain.backend.verify import verify_program
 from cain.diagnostics import CainError
-from cain.model.filter import Filter
+from cain.model.filter import Filter, Kernel
 from cain.model.isa import MACROS
 from cain.model.program import Program
-from cain.search import atoms
+from cain.search import atoms, structure
 from cain.search.config import DEFAULT_TIME, PORTFOLIO_RESTART, PlanEvent, SearchConfig
 from cain.search.plan import direct_solution, to_program
 from cain.search.space import Pair, Space
@@ -94,7 +95,10 @@ class Worker:
             n = n.parent
         pairs.reverse()
         pairs.extend(tail)
-        program = to_program(self.space, self.filt, pairs)
+        self._offer(to_program(self.space, self.filt, pairs))
+
+    def _offer(self, program: Program) -> None:
+        """Keep `program` (an SSA plan) as the best if it is shorter, fits the registers and verifies."""
         cost = program.icws if self.icws_cost else program.macros
         if cost >= self.best_cost:
             return
@@ -115,6 +119,38 @@ class Worker:
                     self.shared["best"].value = cost
                     self.shared["macros"].value = done.macros
                     self.shared["icws"].value = done.icws
+
+    def _structured(self) -> None:
+        """A first plan from the kernel's factors (`cain.search.structure`), when it is a convolution of
+        small kernels: the remainder is searched on `structure_nodes` nodes, then the chain follows."""
+        if not self.cfg.structure_nodes or len(self.filt.kernels) != 1 or self.space.division is None:
+            return
+        space = self.space
+        kernel = self.filt.kernels[0]
+        found = structure.factor(atoms.from_goal(kernel.goal), space.shift_offsets, self.filt.depth)
+        if found is None or not found[1]:
+            return
+        steps, rest = found
+        part = Kernel.exact(
+            kernel.name, kernel.register, atoms.to_goal(rest), self.filt.depth, len(self.filt.inputs)
+        )
+        sub = Worker(
+            replace(self.filt, kernels=(part,)),
+            replace(self.cfg, node_budget=self.cfg.structure_nodes, structure_nodes=0, restart=0),
+            self.names,
+            self.index,
+        )
+        sub.start = self.start
+        sub.run()
+        self.nodes += sub.nodes
+        if sub.best_plan is None:
+            return
+        moves = {o: (f.macro, d) for o, (f, d) in space.shift_offsets.items()}
+        program = structure.chain_program(
+            sub.best_plan, steps, set(space.macros), space.division.macro, moves
+        )
+        if program is not None:
+            self._offer(replace(program, name=self.filt.name))
 
     def _naive_cap(self) -> int:
         """A cost no plan worth finding exceeds: roughly that of building every atom position of every
@@ -151,6 +187,7 @@ class Worker:
         if cfg.node_budget is None and time_budget is None:
             time_budget = DEFAULT_TIME
         self.deadline = self.start + time_budget if time_budget is not None else None
+        self._structured()
         self.bound = min(self.best_cost, self._naive_cap())
         self.next_check = 0
         restart = cfg.restart or (PORTFOLIO_RESTART if self.index % 2 else 0)
