@@ -42,6 +42,9 @@ class SearchPass(ModulePass):
     """`scamp5` (the local heuristic orders children) or `random` (a seeded random order)."""
     quiet: bool = False
     """No progress line on stderr."""
+    structure: int = 500
+    """Nodes for the part of a kernel left once its small factors (binomial, box, separable) are taken out,
+    whose plan followed by the factors' chain is the first plan; 0: do not look for factors."""
 
     def config(self, default_set: str) -> SearchConfig:
         regs = self.registers
@@ -64,6 +67,7 @@ class SearchPass(ModulePass):
             cost=self.cost,
             heuristic=self.heuristic,
             progress=False if self.quiet else None,
+            structure_nodes=self.structure,
         )
 
     def apply(self, ctx: Context, op: ModuleOp) -> None:

@@ -122,7 +122,8 @@ class Worker:
 
     def _structured(self) -> None:
         """A first plan from the kernel's factors (`cain.search.structure`), when it is a convolution of
-        small kernels: the remainder is searched on `structure_nodes` nodes, then the chain follows."""
+        small kernels: the remainder is searched on `structure_nodes` nodes (and at most a quarter of the
+        time budget), then the chain follows."""
         if not self.cfg.structure_nodes or len(self.filt.kernels) != 1 or self.space.division is None:
             return
         space = self.space
@@ -136,7 +137,13 @@ class Worker:
         )
         sub = Worker(
             replace(self.filt, kernels=(part,)),
-            replace(self.cfg, node_budget=self.cfg.structure_nodes, structure_nodes=0, restart=0),
+            replace(
+                self.cfg,
+                node_budget=self.cfg.structure_nodes,
+                time_budget=self.cfg.time_budget / 4 if self.cfg.time_budget else None,
+                structure_nodes=0,
+                restart=0,
+            ),
             self.names,
             self.index,
         )
