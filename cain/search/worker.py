@@ -257,12 +257,15 @@ class Worker:
                 if round_end is not None and self.nodes >= round_end:
                     stopped = "round"
                     break
-                if self.nodes >= self.next_check:
-                    self.next_check = self.nodes + 64
+                if self.nodes >= self.next_check or deadline is not None:
+                    # the clock at every node on a time budget (a node on a goal of thousands of atoms
+                    # takes a good part of a second); the shared bound and the progress every 64 nodes
                     now = time.perf_counter()
                     if deadline is not None and now >= deadline:
                         stopped = "time"
                         break
+                if self.nodes >= self.next_check:
+                    self.next_check = self.nodes + 64
                     bound = min(bound, self._bound())
                     if progress is not None:
                         progress(self, now)
