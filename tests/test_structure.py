@@ -71,3 +71,19 @@ def test_the_search_starts_from_the_chain():
     verify_program(seeded.program, f.initial_goals(), f.final_goals(), f.depth)
     plain = search(f, SearchConfig(node_budget=1, progress=False, structure_nodes=0))
     assert plain.program is None
+
+
+def test_a_blur_against_the_centre_is_factored_around_it():
+    g5 = gaussian(5)
+    unsharp = Goal({(0, 0, 0): 512}) - g5  # 2 x input - the 5x5 blur, over 256
+    space = Space("all", 8, 6, [atoms.from_goal(Goal.identity(256))])
+    steps, rest, centre = structure.factor_with_centre(atoms.from_goal(unsharp), space.shift_offsets, 8)
+    assert centre == ((0, 0, 0, 512),) and len(steps) == 4 and len(rest) == 1
+    f = parse_filter(
+        "filter u\ninput A\noutput o -> A = 1/256 [-1 -4 -6 -4 -1; -4 -16 -24 -16 -4; -6 -24 476 -24 -6;"
+        " -4 -16 -24 -16 -4; -1 -4 -6 -4 -1]\n",
+        "u.cain",
+    )
+    result = search(f, SearchConfig(node_budget=5, progress=False))
+    verify_program(result.program, f.initial_goals(), f.final_goals(), f.depth)
+    assert result.program.macros <= 25  # the search alone: about 100 in 5 s

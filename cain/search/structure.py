@@ -58,10 +58,35 @@ class Step:
     halvings: int
 
 
+def factor_with_centre(goal: Atoms, offsets, depth: int) -> tuple[list[Step], Atoms, Atoms] | None:
+    """`factor` of `goal`, or of `goal` less `c` atoms at the origin (a sharpening or a Laplacian is a
+    factored blur against the centre): the chain, its remainder and the centre term (empty when none),
+    the candidate with the fewest remainder positions, then the smallest remainder."""
+    found = factor(goal, offsets, depth)
+    best = (len(found[1]), atoms.total(found[1]), 0, found[0], found[1], ()) if found else None
+    counts = atoms.counts(goal)
+    for z in sorted({z for _, _, z in counts}):
+        here = counts.get((0, 0, z), 0)
+        for c in sorted({here} | {s << j for j in range(depth + 3) for s in (1, -1)}, key=abs):
+            if not c:
+                continue
+            rest = dict(counts)
+            rest[(0, 0, z)] = here - c
+            found = factor(atoms.from_counts(rest), offsets, depth)
+            if found is None:
+                continue
+            key = (len(found[1]), atoms.total(found[1]), abs(c).bit_count())
+            if best is None or key < best[:3]:
+                best = (*key, found[0], found[1], ((0, 0, z, c),))
+    return (best[3], best[4], best[5]) if best else None
+
+
 def factor(goal: Atoms, offsets, depth: int) -> tuple[list[Step], Atoms] | None:
     """The chain of `goal` and its remainder (the goal the chain starts from), or None when no factor
     halves the goal's atoms. `offsets` are the shifts one move applies."""
     g: Counts = atoms.counts(goal)
+    if not g:
+        return None
     canon = sorted(
         {o for o in offsets if o > (0, 0) and (-o[0], -o[1]) in offsets},
         key=lambda o: (abs(o[0]) + abs(o[1]), o),
@@ -116,9 +141,11 @@ def chain_program(
     macros: set[str],
     division: str,
     moves: dict[tuple[int, int], tuple[str, tuple[str, ...]]],
+    centre: int = 0,
 ) -> Program | None:
-    """`plan` (an SSA plan whose single output is the chain's remainder) followed by the chain's
-    instructions: the plan of the whole goal, or None when the instruction set lacks a step's macro."""
+    """`plan` (an SSA plan whose first output is the chain's remainder) followed by the chain's
+    instructions: the plan of the whole goal, or None when the instruction set lacks a step's macro.
+    With a `centre` sign, the plan's second output is the centre term, added (or subtracted) last."""
     instrs = list(plan.instrs)
     nxt = 1 + max([v for v, _ in plan.inputs] + [r for i in instrs for r in i.results])
     (h, reg), *others = plan.outputs
@@ -147,6 +174,9 @@ def chain_program(
             base = emit(division, (h,)) if s.halvings else h
             moved = emit(moves[s.m][0], (base,), moves[s.m][1])
             h = emit("add" if s.sign > 0 else "sub", (base, moved))
+    if len(others) == 1 and centre:  # the centre term, the plan's second output, joins last
+        (c, _), others = others[0], []
+        h = emit("add" if centre > 0 else "sub", (h, c))
     if any(i.macro not in macros or i.macro not in MACROS for i in instrs):
         return None
     return Program(plan.name, plan.inputs, instrs, [(h, reg), *others])

@@ -128,15 +128,23 @@ class Worker:
             return
         space = self.space
         kernel = self.filt.kernels[0]
-        found = structure.factor(atoms.from_goal(kernel.goal), space.shift_offsets, self.filt.depth)
+        found = structure.factor_with_centre(
+            atoms.from_goal(kernel.goal), space.shift_offsets, self.filt.depth
+        )
         if found is None or not found[1]:
             return
-        steps, rest = found
-        part = Kernel.exact(
-            kernel.name, kernel.register, atoms.to_goal(rest), self.filt.depth, len(self.filt.inputs)
-        )
+        steps, rest, centre = found
+        channels = len(self.filt.inputs)
+        parts = [Kernel.exact(kernel.name, kernel.register, atoms.to_goal(rest), self.filt.depth, channels)]
+        if centre:
+            (x, y, z, c), spare = centre[0], [r for r in self.names if r != kernel.register]
+            parts.append(
+                Kernel.exact(
+                    "centre", spare[-1], atoms.to_goal(((x, y, z, abs(c)),)), self.filt.depth, channels
+                )
+            )
         sub = Worker(
-            replace(self.filt, kernels=(part,)),
+            replace(self.filt, kernels=tuple(parts)),
             replace(
                 self.cfg,
                 node_budget=self.cfg.structure_nodes,
@@ -153,8 +161,9 @@ class Worker:
         if sub.best_plan is None:
             return
         moves = {o: (f.macro, d) for o, (f, d) in space.shift_offsets.items()}
+        sign = (1 if centre[0][3] > 0 else -1) if centre else 0
         program = structure.chain_program(
-            sub.best_plan, steps, set(space.macros), space.division.macro, moves
+            sub.best_plan, steps, set(space.macros), space.division.macro, moves, sign
         )
         if program is not None:
             self._offer(replace(program, name=self.filt.name))
@@ -257,9 +266,9 @@ class Worker:
                 if round_end is not None and self.nodes >= round_end:
                     stopped = "round"
                     break
-                if self.nodes >= self.next_check or deadline is not None:
-                    # the clock at every node on a time budget (a node on a goal of thousands of atoms
-                    # takes a good part of a second); the shared bound and the progress every 64 nodes
+                if self.nodes >= self.next_check or deadline is not None and self.best is not None:
+                    # the clock every 64 nodes, and at every node once there is a plan to return (a node
+                    # on a goal of thousands of atoms takes a good part of a second)
                     now = time.perf_counter()
                     if deadline is not None and now >= deadline:
                         stopped = "time"
