@@ -203,6 +203,8 @@ class Worker:
         if cfg.node_budget is None and time_budget is None:
             time_budget = DEFAULT_TIME
         self.deadline = self.start + time_budget if time_budget is not None else None
+        # how far past the deadline a search may run to reach its next 64-node mark
+        self.grace = max(1.0, 0.1 * time_budget) if time_budget is not None else 0.0
         self._structured()
         self.bound = min(self.best_cost, self._naive_cap())
         self.next_check = 0
@@ -266,11 +268,12 @@ class Worker:
                 if round_end is not None and self.nodes >= round_end:
                     stopped = "round"
                     break
-                if self.nodes >= self.next_check or deadline is not None and self.best is not None:
-                    # the clock every 64 nodes, and at every node once there is a plan to return (a node
-                    # on a goal of thousands of atoms takes a good part of a second)
+                if self.nodes >= self.next_check or deadline is not None:
+                    # past the deadline: stop at the next 64-node mark, or at once when that is late (a
+                    # node on a goal of thousands of atoms takes a good part of a second)
                     now = time.perf_counter()
-                    if deadline is not None and now >= deadline:
+                    late = deadline is not None and now >= deadline
+                    if late and (self.nodes >= self.next_check or now >= deadline + self.grace):
                         stopped = "time"
                         break
                 if self.nodes >= self.next_check:
