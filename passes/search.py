@@ -51,6 +51,9 @@ class SearchPass(ModulePass):
     default 4G."""
     max_atoms: int = MAX_ATOMS
     """Refuse a filter with more atoms than this (the kernels' counts, which grow as 2^depth)."""
+    structure: int = 500
+    """Nodes for the part of a kernel left once its small factors (binomial, box, separable) are taken out,
+    whose plan followed by the factors' chain is the first plan; 0: do not look for factors."""
 
     def config(self, default_set: str) -> SearchConfig:
         regs = self.registers
@@ -76,6 +79,7 @@ class SearchPass(ModulePass):
             exact=self.exact,
             max_memory=memory_size(self.max_memory) if self.max_memory is not None else DEFAULT_MAX_MEMORY,
             max_atoms=self.max_atoms,
+            structure_nodes=self.structure,
         )
 
     def apply(self, ctx: Context, op: ModuleOp) -> None:

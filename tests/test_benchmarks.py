@@ -288,3 +288,45 @@ def test_bus_experiment(tmp_path):
 def test_fraction_weights_round_trip():
     f = common.filter_from_numerators("f", [[[8, 4, 2], [1, 0, 0], [0, 0, 3]]])
     assert f.kernels[0].weights[0][0] == (Fraction(1), Fraction(1, 2), Fraction(1, 4))
+
+
+# -- the generalisation suite ------------------------------------------------------------------------------------
+
+
+def test_suite_is_made_by_rule_and_split_in_two():
+    from benchmarks import suite
+
+    filters = suite.build_suite()
+    assert len(filters) >= 40 and len({f.name for f in filters}) == len(filters)
+    assert suite.build_suite() == filters  # the random families come from a fixed seed
+    families = {f.family for f in filters}
+    assert {"gaussian", "cnn layer", "multi-channel", "random eq. 10", "approximate"} <= families
+    halves = suite.split(filters)
+    tuning, validation = ({f.name for f in halves[h]} for h in suite.HALVES)
+    assert not tuning & validation and tuning | validation == {f.name for f in filters}
+    assert abs(len(tuning) - len(validation)) <= 1
+    for family in families:  # both halves get every family of two filters or more
+        members = {f.name for f in filters if f.family == family}
+        assert len(members) < 2 or (members & tuning and members & validation)
+    assert suite.binomial(5) == [1, 4, 6, 4, 1] and suite.norm([[5, 5, 5], [-3, 0, -3], [-3, -3, -3]]) == 16
+    assert suite.rotate45(suite.rotate45(suite.ROBINSON_N)) == [[-1, 0, 1], [-2, 0, 2], [-1, 0, 1]]
+    by_name = {f.name: f.load() for f in filters}
+    assert by_name["gauss7x7"].depth == 12 and sum(c for _, c in by_name["gauss7x7"].kernels[0].goal.items) == 4096
+    assert by_name["box3x3_ninth"].kernels[0].error > 0  # approximated within max_error
+    assert len(by_name["cnn_int6"].kernels) == 6 and len(by_name["mc3_blur"].inputs) == 3
+
+
+def test_suite_runs_side_by_side_with_a_baseline(tmp_path):
+    from benchmarks import suite
+
+    assert suite.main(["--filters", "binomial1x3", "sobel_pair", "--budget", "150", "--workers", "1",
+                       "--baseline", "HEAD", "--out", str(tmp_path), "--quiet", "--no-plot"]) == 0
+    record = json.loads((tmp_path / "results.json").read_text())
+    assert record["versions"][0] == "current" and record["versions"][1].startswith("HEAD")
+    assert [r["filter"] for r in record["rows"]] == ["binomial1x3", "sobel_pair"]
+    for row in record["rows"]:
+        for run in row["runs"].values():
+            assert run["status"] == "verified", run["error"]
+            assert run["nodes"] <= 150 and run["macros"] == len(run["program"])
+    summary = (tmp_path / "summary.md").read_text()
+    assert "| binomial1x3" in summary and "both compile" in summary

@@ -74,6 +74,10 @@ class SearchConfig:
     fallback: bool = True
     """Also build the constructive program (`cain.search.fallback`) and return it when the search has no
     program or a longer one."""
+    structure_nodes: int = 500
+    """For a kernel that is a convolution of small kernels (binomial, box, separable): nodes for the search
+    of what is left once the factors are taken out (`cain.search.structure`), whose plan followed by the
+    factors' chain is the first plan and the bound of the search. 0: do not look for factors."""
     kernel_by_kernel: float = 0.1
     """For a filter of several kernels: when the simultaneous search ends without a plan, this share of its
     budget again goes to compiling the kernels one at a time (`cain.search.kernel_by_kernel`) for a plan to return.

@@ -70,7 +70,9 @@ def _form(macro: Macro) -> Form:
     distinct = set(macro.distinct_roles)
     y = macro.results[0] if macro.results else None
     share = tuple(
-        i for i, role in enumerate(macro.operands) if y is not None and (min(y, role), max(y, role)) not in distinct
+        i
+        for i, role in enumerate(macro.operands)
+        if y is not None and (min(y, role), max(y, role)) not in distinct
     )
     signs = tuple(t.sign for t in macro.terms)
     shifted = tuple(t.shifted for t in macro.terms)
@@ -144,6 +146,9 @@ class Space:
         self.val: list[int] = []
         self.minabs: list[int] = []
         self._pattern_ids: dict[Atoms, int] = {}
+        self.tpat: list[int] = []
+        """Per goal id: its pattern up to translation alone (single positions included)."""
+        self._tpat_ids: dict[Atoms, int] = {}
         self._atoms: dict[tuple[int, int, int, int], tuple[int, int, int, int]] = {}
         self._splits: dict[int, list[tuple[int, int]]] = {}
         self._triples: dict[int, list[tuple[int, int, int]]] = {}
@@ -166,6 +171,7 @@ class Space:
             elif m.scale == 1 and len(m.terms) == 3:
                 ternary.append(_form(m))
         self.unary, self.binary, self.ternary = unary, binary, ternary
+        self._offset_dirs = {f.macro: {o: d for d, o in f.offsets} for f in binary}
         self.res = next((m.name for m in zeros if len(m.results) == 1), None)
         self.copy = next((f for f in unary if f.signs == (1,) and not f.shifted[0]), None)
         self.negate = next((f for f in unary if f.signs == (-1,) and not f.shifted[0]), None)
@@ -207,6 +213,7 @@ class Space:
         k = (g & -g).bit_length() - 1 if g else 0  # the power of two dividing every count
         self.val.append(k if g else 1 << 20)
         p = atoms.pattern(goal)
+        self.tpat.append(self._tpat_ids.setdefault(p, len(self._tpat_ids)))
         sp = tuple([(x, y, z, c >> k) for x, y, z, c in p]) if k else p
         self.spat.append(self._spat_ids.setdefault(sp, len(self._spat_ids)))
         self.anchor.append(goal[0][:2] if goal else (0, 0))
@@ -305,7 +312,9 @@ class Space:
         if tot <= self.exhaustive_atoms:
             ranges = [range(abs(c) + 1) for *_, c in goal]
             for ks in itertools.product(*ranges):
-                part = tuple((x, y, z, k if c > 0 else -k) for (x, y, z, c), k in zip(goal, ks, strict=True) if k)
+                part = tuple(
+                    (x, y, z, k if c > 0 else -k) for (x, y, z, c), k in zip(goal, ks, strict=True) if k
+                )
                 if part and len(part) <= len(goal) and sum(ks) < tot:
                     parts.add(part)
             return sorted(parts)
@@ -463,6 +472,9 @@ class Space:
         anchor = self.anchor
         division = self.division
         bag_set = set(bag)
+        by_tpat: dict[int, list[int]] = {}
+        for g in bag_set:
+            by_tpat.setdefault(self.tpat[g], []).append(g)
         raw: list = []
         copy_macro = self.copy.macro if self.copy else None
 
@@ -586,13 +598,12 @@ class Space:
                 if split in seen:
                     continue
                 seen.add(split)
-                main, by_lower = self.split_forms(split)
+                main, others = self.split_forms(split)
                 for f, dirs, lowers in main:
                     emit(f, dirs, lowers)
-                if by_lower:
-                    for g in bag_set:
-                        for f, dirs, lowers in by_lower.get(g, ()):
-                            emit(f, dirs, lowers)
+                if others:
+                    for f, dirs, lowers in self.other_forms(others, bag_set, by_tpat):
+                        emit(f, dirs, lowers)
             for f in self.ternary:
                 if all(f.signs[i] == 1 and not f.shifted[i] for i in range(3)):
                     for t in self.triples(u):
@@ -629,7 +640,8 @@ class Space:
     def split_forms(self, split: tuple[int, int]):
         """The lowers of the split `u = a + b` under every binary form (memoised): each part takes a
         term's sign and is moved back by the form's offset when the term is shifted. Per form and
-        operand order: the offset bringing the parts nearest the origin, then every other offset."""
+        operand order: the lowers at the offset bringing the parts nearest the origin (`main`), and the
+        signed parts (`others`), from which `other_forms` makes the other offsets' lowers on demand."""
         r = self._split_forms.get(split)
         if r is not None:
             return r
@@ -638,7 +650,7 @@ class Space:
         goal_of = self.goal_of
         a, b = split
         main: list = []
-        by_lower: dict[int, list] = {}
+        others: list = []
         for f in self.binary:
             self.tick()
             orders = ((a, b),) if f.symmetric else ((a, b), (b, a))
@@ -649,24 +661,57 @@ class Space:
                     l0, l1 = self.intern(signed[0]), self.intern(signed[1])
                     main.append((f, (), (l0, l1)))
                     continue
-                entries = []
+                best = None
+                moved = [part for part, sh in zip(signed, f.shifted, strict=True) if sh]
                 for dirs, (dx, dy) in f.offsets:
-                    lowers = []
                     dist = 0
-                    for part, sh in zip(signed, f.shifted, strict=True):
-                        lo = self.intern(atoms.shift(part, -dx, -dy)) if sh else self.intern(part)
-                        lowers.append(lo)
-                        if sh:
-                            dist += self.dist[lo]
-                    entries.append((dist, dirs, tuple(lowers)))
-                if entries:
-                    best = min(entries, key=lambda e: e[0])
-                    main.append((f, best[1], best[2]))
-                    for e in entries:
-                        if e is not best:
-                            for lo in set(e[2]):
-                                by_lower.setdefault(lo, []).append((f, e[1], e[2]))
-        r = (main, by_lower)
+                    for part in moved:
+                        for x, y, z, c in part:  # the moved part's distance, as `intern` counts it
+                            x -= dx
+                            y -= dy
+                            n = (x if x > 0 else -x) + (y if y > 0 else -y) + z
+                            dist += c * n if c > 0 else -c * (n + 1)
+                    if best is None or dist < best[0]:
+                        best = (dist, dirs, (dx, dy))
+                _, dirs, off = best
+                lowers = tuple(
+                    self.intern(atoms.shift(p, -off[0], -off[1]) if sh else p)
+                    for p, sh in zip(signed, f.shifted, strict=True)
+                )
+                main.append((f, dirs, lowers))
+                others.append((f, tuple(self.intern(p) for p in signed), off))
+        r = (main, others)
         self._split_forms[split] = r
         return r
 
+    def other_forms(self, others, bag_set, by_tpat) -> list:
+        """The lowers of `split_forms`' shifted forms at their other offsets, where a lower is a goal of
+        the bag (`by_tpat`: the bag's goals by `tpat`): a shifted part equal to it up to that offset, or an
+        unshifted part equal to it (then every offset). Once per goal of the bag among an entry's lowers."""
+        out = []
+        tpat, anchor, goal_of = self.tpat, self.anchor, self.goal_of
+        for f, parts, best in others:
+            table = self._offset_dirs[f.macro]
+            hits: dict[int, list] = {}
+            for p, sh in zip(parts, f.shifted, strict=True):
+                if not sh:
+                    continue
+                px, py = anchor[p]
+                for g in by_tpat.get(tpat[p], ()):
+                    gx, gy = anchor[g]
+                    off = (px - gx, py - gy)
+                    if off in table and off != best:
+                        offs = hits.setdefault(g, [])
+                        if off not in offs:
+                            offs.append(off)
+            for p, sh in zip(parts, f.shifted, strict=True):
+                if not sh and p in bag_set:
+                    hits[p] = [o for _, o in f.offsets if o != best]
+            for offs in hits.values():
+                for off in offs:
+                    lowers = tuple(
+                        self.intern(atoms.shift(goal_of[p], -off[0], -off[1])) if sh else p
+                        for p, sh in zip(parts, f.shifted, strict=True)
+                    )
+                    out.append((f, table[off], lowers))
+        return out

@@ -8,14 +8,15 @@ import os
 import resource
 import time
 from collections import deque
+from dataclasses import replace
 
 from cain.backend.bus_synth import Options, synthesize
 from cain.backend.regalloc import allocate
 from cain.backend.verify import verify_program
 from cain.diagnostics import CainError
-from cain.model.filter import Filter
+from cain.model.filter import Filter, Kernel
 from cain.model.program import Program
-from cain.search import atoms
+from cain.search import atoms, structure
 from cain.search.config import DEFAULT_TIME, PORTFOLIO_RESTART, PlanEvent, SearchConfig
 from cain.search.plan import direct_solution, to_program
 from cain.search.space import Pair, Space
@@ -165,7 +166,11 @@ class Worker:
             n = n.parent
         pairs.reverse()
         pairs.extend(tail)
-        program = to_program(self.space, self.filt, pairs)
+        self._offer(to_program(self.space, self.filt, pairs))
+
+    def _offer(self, program: Program) -> None:
+        """Keep `program` (an SSA plan) as the best if it is shorter, fits the registers and verifies; under
+        `cost=icws` plans as short as the best are kept too, as candidates for bus-level scoring."""
         if program.macros > self.best_cost or (program.macros == self.best_cost and not self.icws_cost):
             return
         tie = program.macros == self.best_cost
@@ -219,6 +224,54 @@ class Worker:
                     self.shared["macros"].value = self.best.macros
                     self.shared["icws"].value = self.best.icws
 
+    def _structured(self) -> None:
+        """A first plan from the kernel's factors (`cain.search.structure`), when it is a convolution of
+        small kernels: the remainder is searched on `structure_nodes` nodes (and at most a quarter of the
+        time budget), then the chain follows."""
+        if not self.cfg.structure_nodes or len(self.filt.kernels) != 1 or self.space.division is None:
+            return
+        space = self.space
+        kernel = self.filt.kernels[0]
+        found = structure.factor_with_centre(
+            atoms.from_goal(kernel.goal), space.shift_offsets, self.filt.depth
+        )
+        if found is None or not found[1]:
+            return
+        steps, rest, centre = found
+        channels = len(self.filt.inputs)
+        parts = [Kernel.exact(kernel.name, kernel.register, atoms.to_goal(rest), self.filt.depth, channels)]
+        if centre:
+            (x, y, z, c), spare = centre[0], [r for r in self.names if r != kernel.register]
+            parts.append(
+                Kernel.exact(
+                    "centre", spare[-1], atoms.to_goal(((x, y, z, abs(c)),)), self.filt.depth, channels
+                )
+            )
+        sub = Worker(
+            replace(self.filt, kernels=tuple(parts)),
+            replace(
+                self.cfg,
+                node_budget=self.cfg.structure_nodes,
+                time_budget=self.cfg.time_budget / 4 if self.cfg.time_budget else None,
+                structure_nodes=0,
+                restart=0,
+            ),
+            self.names,
+            self.index,
+        )
+        sub.start = self.start
+        sub.run()
+        self.nodes += sub.nodes
+        if sub.best_plan is None:
+            return
+        moves = {o: (f.macro, d) for o, (f, d) in space.shift_offsets.items()}
+        sign = (1 if centre[0][3] > 0 else -1) if centre else 0
+        program = structure.chain_program(
+            sub.best_plan, steps, set(space.macros), space.division.macro, moves, sign
+        )
+        if program is not None:
+            self._offer(replace(program, name=self.filt.name))
+
     def _naive_cap(self) -> int:
         """A cost no plan worth finding exceeds: roughly that of building every atom position of every
         goal on its own (the count from division-chain values, a move per two steps of distance, an add),
@@ -263,6 +316,9 @@ class Worker:
         self.plan_deadline = (
             self.start + time_budget * (1 - rescue) if time_budget is not None and 0 < rescue < 1 else None
         )
+        # how far past the deadline a search may run to reach its next 64-node mark
+        self.grace = max(1.0, 0.1 * time_budget) if time_budget is not None else 0.0
+        self._structured()
         self.bound = min(self.best_cost, self._naive_cap())
         self.next_check = 0
         self.next_memory_check = 0.0
@@ -331,12 +387,16 @@ class Worker:
                 if round_end is not None and self.nodes >= round_end:
                     stopped = "round"
                     break
-                if self.nodes >= self.next_check:
-                    self.next_check = self.nodes + 64
+                if self.nodes >= self.next_check or deadline is not None:
+                    # past the deadline: stop at the next 64-node mark, or at once when that is late (a
+                    # node on a goal of thousands of atoms takes a good part of a second)
                     now = time.perf_counter()
-                    if deadline is not None and now >= deadline:
+                    late = deadline is not None and now >= deadline
+                    if late and (self.nodes >= self.next_check or now >= deadline + self.grace):
                         stopped = "time"
                         break
+                if self.nodes >= self.next_check:
+                    self.next_check = self.nodes + 64
                     if (
                         self.plan_deadline is not None
                         and now >= self.plan_deadline
