@@ -69,7 +69,7 @@ def test_the_search_starts_from_the_chain():
     seeded = search(f, SearchConfig(node_budget=1, progress=False))
     assert seeded.program is not None and seeded.events[0].macros == 10  # two [1 2 1] pairs
     verify_program(seeded.program, f.initial_goals(), f.final_goals(), f.depth)
-    plain = search(f, SearchConfig(node_budget=1, progress=False, structure_nodes=0))
+    plain = search(f, SearchConfig(node_budget=1, progress=False, structure_nodes=0, fallback=False))
     assert plain.program is None
 
 
@@ -87,3 +87,12 @@ def test_a_blur_against_the_centre_is_factored_around_it():
     result = search(f, SearchConfig(node_budget=5, progress=False))
     verify_program(result.program, f.initial_goals(), f.final_goals(), f.depth)
     assert result.program.macros <= 25  # the search alone: about 100 in 5 s
+
+
+def test_a_pair_with_one_halving_keeps_its_centre():
+    # 1/8 [1 2 1; 2 2 2; 1 2 1] is a binomial at depth 4 against its centre: at depth 3 one [1 2 1] pair of
+    # its chain carries a single halving, whose centre is the unhalved value (a wrong chain fails finish())
+    f = parse_filter("filter g\ninput A\noutput o -> A = 1/8 [1 2 1; 2 2 2; 1 2 1]\n", "g.cain")
+    result = search(f, SearchConfig(node_budget=1, progress=False, fallback=False))
+    assert result.program is not None and not result.constructive
+    verify_program(result.program, f.initial_goals(), f.final_goals(), f.depth)

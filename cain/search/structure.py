@@ -165,7 +165,8 @@ def chain_program(
             quarter = emit(division, (half,)) if s.halvings == 2 else half
             east = emit(moves[s.m][0], (quarter,), moves[s.m][1])
             west = emit(moves[back][0], (quarter,), moves[back][1])
-            middle = half if s.halvings else emit("add", (h, h))
+            # the centre of (m + 2 + m^-1) at the quarter's scale: twice the quarter
+            middle = half if s.halvings == 2 else h if s.halvings == 1 else emit("add", (h, h))
             if "add3" in macros:
                 h = emit("add3", (east, west, middle))
             else:
