@@ -10,15 +10,14 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
-from cain.dialects.scamp5 import BusMicroOp, KernelOp, OutputOp
+from cain.dialects.scamp5 import BusMicroOp
 from xdsl.context import Context
 from xdsl.dialects.builtin import ModuleOp
-from xdsl.ir import Block, Region
 from xdsl.passes import ModulePass
 from xdsl.rewriter import Rewriter
 
 from cain.backend.bus_synth import Options, check_store, counts, synthesize
-from cain.backend.convert import program_from_kernel
+from cain.backend.convert import bus_kernel, kernels_of, program_from_kernel
 from cain.diagnostics import CainError
 
 
@@ -34,27 +33,17 @@ class BusSynthPass(ModulePass):
     """Most bus2/bus3 micro-ops (the noisiest) the program may hold; default: no limit."""
 
     def apply(self, ctx: Context, op: ModuleOp) -> None:
-        kernels = [k for k in op.walk() if isinstance(k, KernelOp)]
-        if not kernels:
-            raise CainError("bus-synth: the input holds no scamp5.kernel (run search and regalloc first)")
-        for kernel in kernels:
+        for kernel in kernels_of(op, "bus-synth", allocated=True):
             name = kernel.sym_name.data
             if kernel.is_bus_level:
                 raise CainError(
                     f"bus-synth: kernel @{name} is already at bus level (use bus-synth instead of expand-bus)"
                 )
-            if not kernel.is_allocated:
-                raise CainError(f"bus-synth: kernel @{name} has no registers yet: run regalloc first")
             program = program_from_kernel(kernel)
             try:
                 result = synthesize(program, kernel.filter, Options(beam=self.beam, max_bus2=self.max_bus2))
                 check_store(name, len(result.ops))
             except ValueError as e:
                 raise CainError(f"bus-synth: {e}") from None
-            block = Block(arg_types=[a.type for a in kernel.block.args])
-            for micro in result.ops:
-                block.add_op(BusMicroOp.of(micro))
-            block.add_op(OutputOp())
-            found = {**kernel.counts, "macros": program.macros, **counts(result.ops)}
-            found["expansion_icws"] = result.expansion_icws
-            Rewriter.replace_op(kernel, KernelOp(kernel.filter, Region(block), found))
+            found = {"macros": program.macros, **counts(result.ops), "expansion_icws": result.expansion_icws}
+            Rewriter.replace_op(kernel, bus_kernel(kernel, map(BusMicroOp.of, result.ops), found))

@@ -9,11 +9,11 @@ from __future__ import annotations
 import sys
 from dataclasses import dataclass
 
-from cain.dialects.scamp5 import KernelOp
 from xdsl.context import Context
 from xdsl.dialects.builtin import ModuleOp, StringAttr
 from xdsl.passes import ModulePass
 
+from cain.backend.convert import kernels_of
 from cain.backend.emit_c import emit_module, foreign_registers
 from cain.backend.verify import verify_kernel
 from cain.diagnostics import CainError
@@ -35,14 +35,8 @@ class EmitPass(ModulePass):
     hypothetical device with a warning."""
 
     def apply(self, ctx: Context, op: ModuleOp) -> None:
-        kernels = [k for k in op.walk() if isinstance(k, KernelOp)]
-        if not kernels:
-            raise CainError("emit: the input holds no scamp5.kernel (run search and regalloc first)")
+        kernels = kernels_of(op, "emit", allocated=True)
         for kernel in kernels:
-            if not kernel.is_allocated:
-                raise CainError(
-                    f"emit: kernel @{kernel.sym_name.data} has no registers yet: run regalloc first"
-                )
             if self.verify:
                 verify_kernel(kernel, images=1, size=32)
             foreign = foreign_registers(kernel)

@@ -4,16 +4,14 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
-from cain.dialects.scamp5 import BusMicroOp, KernelOp, OutputOp
+from cain.dialects.scamp5 import BusMicroOp, KernelOp
 from xdsl.context import Context
 from xdsl.dialects.builtin import ModuleOp, StringAttr
-from xdsl.ir import Block, Region
 from xdsl.passes import ModulePass
 from xdsl.rewriter import Rewriter
 
-from cain.backend.convert import program_from_kernel
+from cain.backend.convert import bus_kernel, program_from_kernel, require_registers
 from cain.backend.sim import instr_micro_ops, instr_registers
-from cain.diagnostics import CainError
 from cain.model.isa import MACROS
 
 
@@ -27,12 +25,9 @@ class ExpandBusPass(ModulePass):
         for kernel in [k for k in op.walk() if isinstance(k, KernelOp)]:
             if kernel.is_bus_level:
                 continue
-            if not kernel.is_allocated:
-                raise CainError(
-                    f"expand-bus: kernel @{kernel.sym_name.data} has no registers yet: run regalloc first"
-                )
+            require_registers(kernel, "expand-bus")
             program = program_from_kernel(kernel)
-            block = Block(arg_types=[a.type for a in kernel.block.args])
+            ops = []
             for instr in program.instrs:
                 macro = MACROS[instr.macro]
                 call = macro.sdk_call(instr_registers(instr, macro, program.registers), instr.directions)
@@ -40,8 +35,6 @@ class ExpandBusPass(ModulePass):
                     micro = BusMicroOp.of(micro_op)
                     if k == 0:
                         micro.attributes["macro"] = StringAttr(call)
-                    block.add_op(micro)
-            block.add_op(OutputOp())
-            counts = {**kernel.counts, "macros": program.macros, "icws": program.icws}
-            new = KernelOp(kernel.filter, Region(block), counts)
+                    ops.append(micro)
+            new = bus_kernel(kernel, ops, {"macros": program.macros, "icws": program.icws})
             Rewriter.replace_op(kernel, new)

@@ -4,13 +4,12 @@ from __future__ import annotations
 
 from dataclasses import dataclass, replace
 
-from cain.dialects.scamp5 import KernelOp
 from xdsl.context import Context
 from xdsl.dialects.builtin import ModuleOp
 from xdsl.passes import ModulePass
 from xdsl.rewriter import Rewriter
 
-from cain.backend.convert import kernel_from_program, program_from_kernel
+from cain.backend.convert import kernel_from_program, kernels_of, program_from_kernel
 from cain.backend.regalloc import allocate
 from cain.backend.verify import verify_for_filter
 from cain.diagnostics import CainError
@@ -26,10 +25,7 @@ class RegallocPass(ModulePass):
     """The register file to use, e.g. `registers=A,B,C,D,E,F,G,H`; default: the kernel's."""
 
     def apply(self, ctx: Context, op: ModuleOp) -> None:
-        kernels = [k for k in op.walk() if isinstance(k, KernelOp)]
-        if not kernels:
-            raise CainError("regalloc: the input holds no scamp5.kernel (run search first)")
-        for kernel in kernels:
+        for kernel in kernels_of(op, "regalloc"):
             if kernel.is_bus_level:
                 raise CainError(
                     f"regalloc: kernel @{kernel.sym_name.data} is already expanded to bus micro-ops"

@@ -108,7 +108,9 @@ class SearchPass(ModulePass):
                     limits.append(f"{cfg.node_budget} nodes")
                 if cfg.time_budget is not None or cfg.node_budget is None:
                     limits.append(f"{cfg.time_budget or 10.0:g} s")
-                alone = " (nor kernel by kernel)" if len(filt.kernels) > 1 and cfg.kernel_by_kernel > 0 else ""
+                alone = (
+                    " (nor kernel by kernel)" if len(filt.kernels) > 1 and cfg.kernel_by_kernel > 0 else ""
+                )
                 raise CainError(
                     f"search: no program found for filter '{filt.name}' within {' / '.join(limits)}{alone}; "
                     f"raise the budget (search{{budget=N}} or search{{time=S}})"

@@ -4,13 +4,12 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
-from cain.dialects.scamp5 import KernelOp
 from xdsl.context import Context
 from xdsl.dialects.builtin import ModuleOp
 from xdsl.passes import ModulePass
 
+from cain.backend.convert import kernels_of
 from cain.backend.verify import verify_kernel
-from cain.diagnostics import CainError
 
 
 @dataclass(frozen=True)
@@ -27,8 +26,5 @@ class VerifyPass(ModulePass):
     """Seed of the random images."""
 
     def apply(self, ctx: Context, op: ModuleOp) -> None:
-        kernels = [k for k in op.walk() if isinstance(k, KernelOp)]
-        if not kernels:
-            raise CainError("verify: the input holds no scamp5.kernel (run search first)")
-        for kernel in kernels:
+        for kernel in kernels_of(op, "verify"):
             verify_kernel(kernel, images=self.images, size=self.size, seed=self.seed)

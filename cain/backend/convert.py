@@ -3,9 +3,10 @@
 
 from __future__ import annotations
 
-from collections.abc import Mapping
+from collections.abc import Iterable, Mapping
 
 import numpy as np
+from xdsl.dialects.builtin import ModuleOp
 from xdsl.ir import Block, Region, SSAValue
 
 from cain.backend.sim import Noise, simulate, simulate_bus
@@ -16,7 +17,9 @@ from cain.model.isa import MicroOp
 from cain.model.program import Instr, Program
 
 
-def kernel_from_program(program: Program, filter: Filter, counts: Mapping[str, int] | None = None) -> KernelOp:
+def kernel_from_program(
+    program: Program, filter: Filter, counts: Mapping[str, int] | None = None
+) -> KernelOp:
     """A kernel op for `filter` holding `program` (typed with registers when `program.registers` is
     filled), with its macro and ICW counts among its attributes."""
     regs = program.registers
@@ -76,6 +79,34 @@ def program_from_kernel(op: KernelOp) -> Program:
 def micro_ops_of(op: KernelOp) -> list[MicroOp]:
     """The micro-ops of a kernel at bus level."""
     return [inner.micro_op() for inner in op.block.ops if isinstance(inner, BusMicroOp)]
+
+
+def kernels_of(module: ModuleOp, step: str, *, allocated: bool = False) -> list[KernelOp]:
+    """The module's scamp5 kernels for pass `step`: a clear error when it holds none, or (`allocated`) when
+    one has no registers yet."""
+    kernels = [k for k in module.walk() if isinstance(k, KernelOp)]
+    if not kernels:
+        earlier = "search and regalloc" if allocated else "search"
+        raise CainError(f"{step}: the input holds no scamp5.kernel (run {earlier} first)")
+    if allocated:
+        for kernel in kernels:
+            require_registers(kernel, step)
+    return kernels
+
+
+def require_registers(kernel: KernelOp, step: str) -> None:
+    """A clear error unless every value of `kernel` has a register (regalloc has run)."""
+    if not kernel.is_allocated:
+        raise CainError(f"{step}: kernel @{kernel.sym_name.data} has no registers yet: run regalloc first")
+
+
+def bus_kernel(kernel: KernelOp, ops: Iterable[BusMicroOp], counts: Mapping[str, int]) -> KernelOp:
+    """The bus-level kernel replacing `kernel`: the same filter and inputs, `ops`, then `scamp5.output`;
+    `counts` update the kernel's own."""
+    block = Block(arg_types=[a.type for a in kernel.block.args])
+    block.add_ops(ops)
+    block.add_op(OutputOp())
+    return KernelOp(kernel.filter, Region(block), {**kernel.counts, **counts})
 
 
 def simulate_kernel(

@@ -10,6 +10,7 @@ from __future__ import annotations
 import re
 
 from cain.backend.bus_synth import check_store
+from cain.backend.convert import require_registers
 from cain.diagnostics import CainError
 from cain.dialects.scamp5 import BusMicroOp, KernelOp, MacroOp
 from cain.model.approx import format_fraction
@@ -106,8 +107,7 @@ def length_bound(counts: dict[str, int]) -> str:
 def emit_kernel(kernel: KernelOp) -> str:
     """The C function of one allocated kernel."""
     name = kernel.sym_name.data
-    if not kernel.is_allocated:
-        raise CainError(f"emit: kernel @{name} has no registers yet: run regalloc first")
+    require_registers(kernel, "emit")
     try:
         check_store(name, len(micro_op_kinds(kernel)))
     except ValueError as e:
