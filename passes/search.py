@@ -123,8 +123,9 @@ class SearchPass(ModulePass):
                 )
             elif result.kernel_by_kernel and not result.constructive and not self.quiet:
                 sys.stderr.write(
-                    f"search: no plan computing the kernels of '{filt.name}' together within the budget; this one "
-                    f"computes them one at a time ({result.program.macros} macros): raise the budget for a shorter one\n"
+                    f"search: no plan computing the kernels of '{filt.name}' together was shorter within the "
+                    f"budget; this one computes them one at a time ({result.program.macros} macros): raise the "
+                    f"budget for a shorter one\n"
                 )
             counts = {"lower_bound": result.lower_bound, "model_bound": result.model_bound}
             if result.optimal:

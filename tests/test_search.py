@@ -181,7 +181,7 @@ def test_direct_solver_builds_a_division_chain_and_moves():
 
 def test_one_kernel_in_two_registers_is_copied_after_it_is_made():
     f = parse_filter("filter twice\ninput A\noutput p -> B = [0 0 1]\noutput q -> C = [0 0 1]\n", "twice.cain")
-    r = search(f, SearchConfig(node_budget=50, progress=False))
+    r = search(f, SearchConfig(node_budget=50, progress=False, kernel_by_kernel=0.0))
     check(r.program, f)
     assert sorted(i.macro for i in r.program.instrs) == ["mov", "movx"]
 
@@ -337,7 +337,7 @@ def test_a_smaller_register_file_is_honoured():
     assert set(r.program.registers.values()) <= {"A", "B", "C", "D"}
 
 
-# -- kernel by kernel, when the simultaneous search finds nothing --------------------------------
+# -- kernel by kernel: the first plan of a filter of several kernels ------------------------------
 
 THREE_KERNELS = """filter three
 input A
@@ -347,15 +347,36 @@ output k2 -> C = 1/8 [8 3 3; 6 4 7; 7 5 1]
 """
 
 
-def test_a_filter_without_a_simultaneous_plan_is_compiled_kernel_by_kernel():
+def test_the_first_plan_of_several_kernels_is_compiled_kernel_by_kernel():
     f = parse_filter(THREE_KERNELS, "three.cain")
-    alone = search(f, SearchConfig(node_budget=100, kernel_by_kernel=0.0, fallback=False))
-    assert alone.program is None  # the simultaneous search alone finds nothing in 100 nodes
-    r = search(f, SearchConfig(node_budget=100, kernel_by_kernel=1.0, fallback=False))
+    alone = search(f, SearchConfig(node_budget=1000, kernel_by_kernel=0.0, fallback=False))
+    assert alone.program is None  # the simultaneous search alone finds nothing in 1000 nodes
+    r = search(f, SearchConfig(node_budget=1000, fallback=False))
     check(r.program, f)  # allocated on the six registers and verified as one program
     assert r.plan is not None and r.plan.output_goals(f.initial_goals()) == f.final_goals()
     assert r.kernel_by_kernel and not alone.kernel_by_kernel
-    assert [e.macros for e in r.events] == [r.program.macros] and r.nodes > 100
+    assert r.nodes <= 1000 and r.events[0].nodes <= 100  # a tenth of the budget
+
+
+FOUR_KERNELS = """filter layer
+input A
+output k0 -> A = 1/4 [1 -2 0; 3 1 -1; 0 2 -4]
+output k1 -> B = 1/4 [-1 0 4; 2 -3 1; 1 1 0]
+output k2 -> C = 1/4 [0 3 -2; -1 2 2; 4 0 -1]
+output k3 -> D = 1/4 [2 -1 -1; 0 4 3; -3 1 2]
+"""
+
+
+def test_kernels_left_too_few_registers_for_the_search_are_constructed():
+    """Four kernels in six registers: the last ones have too few registers for the search alone, so the
+    constructive program computes them (halving the input in place, as nothing after needs it), after
+    the searched ones; the whole is shorter than the constructive program of every kernel."""
+    f = parse_filter(FOUR_KERNELS, "layer.cain")
+    r = search(f, SearchConfig(node_budget=2000, fallback=False))
+    check(r.program, f)
+    constructive = search(f, SearchConfig(node_budget=1, kernel_by_kernel=0.0))
+    assert constructive.constructive
+    assert r.program.macros < constructive.program.macros
 
 
 def test_kernels_that_overwrite_an_input_are_compiled_last():

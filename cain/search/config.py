@@ -79,9 +79,9 @@ class SearchConfig:
     of what is left once the factors are taken out (`cain.search.structure`), whose plan followed by the
     factors' chain is the first plan and the bound of the search. 0: do not look for factors."""
     kernel_by_kernel: float = 0.1
-    """For a filter of several kernels: when the simultaneous search ends without a plan, this share of its
-    budget again goes to compiling the kernels one at a time (`cain.search.kernel_by_kernel`) for a plan to return.
-    0: never."""
+    """For a filter of several kernels: the share of the budget (nodes or time) that worker 0 first spends
+    compiling the kernels one at a time (`cain.search.kernel_by_kernel`): a quick first plan and a bound for
+    the simultaneous search. 0: never."""
 
 
 @dataclass(frozen=True)
@@ -111,7 +111,7 @@ class SearchResult:
     plan: Program | None = None
     """The best plan as the search built it: SSA values, no registers (what the search pass emits)."""
     kernel_by_kernel: bool = False
-    """The plan was found kernel by kernel, the simultaneous search having found none."""
+    """The plan was found kernel by kernel, the simultaneous search having found none shorter."""
     lower_bound: int = 0
     """No program of the instruction set computing the filter has fewer macros (`cain.search.bound`)."""
     model_bound: int = 0

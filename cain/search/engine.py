@@ -1,6 +1,6 @@
 """`search`: the reverse goal-bag search of a filter (paper 3.2-3.3), anytime, by one worker or a portfolio of
-worker processes, with a progress line, for several kernels the kernel-by-kernel rescue, and the
-constructive fallback when the search has no program or a longer one."""
+worker processes, with a progress line, and the constructive fallback when the search has no program or a
+longer one."""
 
 from __future__ import annotations
 
@@ -17,7 +17,6 @@ from cain.search.bound import filter_bound
 from cain.search.config import DEFAULT_TIME, PlanEvent, SearchConfig, SearchResult, register_names
 from cain.search.exact import ExactSearch
 from cain.search.fallback import fallback
-from cain.search.kernel_by_kernel import kernel_by_kernel
 from cain.search.worker import Worker, finish
 
 
@@ -68,8 +67,7 @@ def _score(event: PlanEvent, cfg: SearchConfig) -> tuple[int, int]:
 
 
 def search(filt: Filter, cfg: SearchConfig | None = None) -> SearchResult:
-    """Search for the shortest verified program computing `filt`'s kernels from its inputs. A filter of
-    several kernels for which the simultaneous search finds no plan is then compiled kernel by kernel."""
+    """Search for the shortest verified program computing `filt`'s kernels from its inputs."""
     cfg = cfg or SearchConfig()
     names = register_names(filt, cfg)
     start = time.perf_counter()
@@ -79,8 +77,6 @@ def search(filt: Filter, cfg: SearchConfig | None = None) -> SearchResult:
     else:
         run = _search_one if cfg.workers == 1 else _search_parallel
         result = run(filt, cfg, names, start, bound if cfg.cost == "macros" else 0)
-    if result.program is None and len(filt.kernels) > 1 and cfg.kernel_by_kernel > 0:
-        _rescue(result, filt, cfg, names, start)
     result.seconds = time.perf_counter() - start
     if cfg.fallback:
         _fallback(result, filt, cfg, names)
@@ -151,41 +147,6 @@ def _fallback(result: SearchResult, filt: Filter, cfg: SearchConfig, names: tupl
     result.finish_seconds = time.perf_counter() - begun
 
 
-def _rescue(
-    result: SearchResult, filt: Filter, cfg: SearchConfig, names: tuple[str, ...], start: float
-) -> None:
-    """Compile the kernels one at a time, each on an equal part of `kernel_by_kernel` times the budget;
-    their concatenated plan, if it fits the registers and verifies, becomes `result`'s plan."""
-    share = cfg.kernel_by_kernel / len(filt.kernels)
-    timed = cfg.node_budget is None or cfg.time_budget is not None
-    if timed:
-        # the time left of the budget (the search stopped early for it): the whole stays within the budget
-        left = start + (cfg.time_budget or DEFAULT_TIME) - time.perf_counter()
-        if left <= 0:
-            return
-    sub_cfg = replace(
-        cfg,
-        node_budget=max(1, int(cfg.node_budget * share)) if cfg.node_budget is not None else None,
-        time_budget=left / len(filt.kernels) if timed else None,
-        kernel_by_kernel=0.0,
-        fallback=False,
-        progress=False,
-    )
-
-    def search_one(sub: Filter) -> Program | None:
-        r = search(sub, replace(sub_cfg, registers=sub.registers))
-        result.nodes += r.nodes
-        return r.plan
-
-    found = kernel_by_kernel(filt, names, search_one, lambda p: finish(p, filt, names))
-    if found is not None:
-        result.program, result.plan = found
-        result.kernel_by_kernel = True
-        result.events.append(
-            PlanEvent(result.nodes, time.perf_counter() - start, found[0].macros, found[0].icws)
-        )
-
-
 def _search_one(
     filt: Filter, cfg: SearchConfig, names: tuple[str, ...], start: float, bound: int = 0
 ) -> SearchResult:
@@ -209,6 +170,7 @@ def _search_one(
         peak_memory=_own_peak_memory(),
         stopped=stopped,
         plan=worker.best_plan,
+        kernel_by_kernel=worker.best_plan is not None and worker.best_plan is worker.alone,
     )
 
 
@@ -223,8 +185,16 @@ def _worker_main(filt, cfg, names, index, shared, conn) -> None:
 
         stopped = worker.run(progress)
         counts[index] = worker.nodes
+        alone = worker.best_plan is not None and worker.best_plan is worker.alone
         conn.send(
-            ("ok", (worker.best, worker.best_plan), worker.events, worker.nodes, stopped, _own_peak_memory())
+            (
+                "ok",
+                (worker.best, worker.best_plan, alone),
+                worker.events,
+                worker.nodes,
+                stopped,
+                _own_peak_memory(),
+            )
         )
     except Exception as e:  # noqa: BLE001 (reported to the parent rather than lost with the process)
         conn.send(("error", repr(e), None, 0, "error", 0))
@@ -285,13 +255,14 @@ def _search_parallel(
     if errors:
         raise RuntimeError(f"search worker failed: {errors[0]}")
     best = plan = None
+    alone = False
     best_key = None
     events: list[tuple[float, int, PlanEvent]] = []
     nodes = 0
     stops = []
     # the search's memory: every worker's own peak plus the parent's (all alive at once)
     peak = _own_peak_memory()
-    for i, (_, (program, ssa), evs, n, stopped, worker_peak) in enumerate(results):
+    for i, (_, (program, ssa, by_kernel), evs, n, stopped, worker_peak) in enumerate(results):
         nodes += n
         peak += worker_peak
         stops.append(stopped)
@@ -301,7 +272,7 @@ def _search_parallel(
             bus = evs[-1].bus_icws if evs else 0
             key = (bus if cfg.cost == "icws" else program.macros, program.macros, program.icws, i)
             if best_key is None or key < best_key:
-                best, plan, best_key = program, ssa, key
+                best, plan, best_key, alone = program, ssa, key, by_kernel
     merged: list[PlanEvent] = []
     total_nodes = 0
     for _, _, e in sorted(events, key=lambda t: (t[0], t[1])):
@@ -318,4 +289,5 @@ def _search_parallel(
         peak_memory=peak,
         stopped=stopped,
         plan=plan,
+        kernel_by_kernel=alone,
     )

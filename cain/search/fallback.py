@@ -21,6 +21,7 @@ from collections.abc import Callable
 from functools import cache
 
 from cain.model.filter import Filter
+from cain.model.goal import Goal
 from cain.model.isa import DIRECTIONS, MACROS, Macro, instruction_set
 from cain.model.program import Instr, Program
 from cain.search.space import division_macro
@@ -230,6 +231,10 @@ def constructive(filt: Filter, set_name: str, order: list[int], split: int, halv
                 return None
             for _ in range(halvings):
                 sources = [b.half(s) for s in sources]
+        kept = _kept_input(filt, k)
+        if kept is not None:  # an input held in its own register for later: nothing to compute
+            results[k] = kept
+            continue
         e = filt.depth - (halvings if n >= split else 0)
         low, top = _levels(filt.kernels[k].goal, e)
         if low and b.divide is None:
@@ -248,6 +253,16 @@ def constructive(filt: Filter, set_name: str, order: list[int], split: int, halv
         b.instrs,
         [(results[k], kern.register) for k, kern in enumerate(filt.kernels)],
     )
+
+
+def _kept_input(filt: Filter, k: int) -> int | None:
+    """The input channel that kernel `k` is, unchanged and in that input's own register (as the kernels
+    that keep an input alive for later ones are), else None."""
+    kernel = filt.kernels[k]
+    for z, (_, reg) in enumerate(filt.inputs):
+        if reg == kernel.register and kernel.goal == Goal.identity(2**filt.depth, z):
+            return z
+    return None
 
 
 def candidates(filt: Filter, set_name: str) -> list[Program]:

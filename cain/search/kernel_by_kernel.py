@@ -1,8 +1,10 @@
-"""A plan for a filter of several kernels found kernel by kernel, for when the simultaneous search finds
-none: each kernel is searched alone (keeping every input alive in its register for the kernels after it,
+"""A plan for a filter of several kernels found kernel by kernel: each kernel is searched alone (keeping every input alive in its register for the kernels after it,
 and leaving alone the registers of the kernels before it) and the plans are concatenated, then
-register-allocated and verified as one program. It needs registers to spare: with six registers and four
-kernels the last kernels are left too few to be compiled alone."""
+register-allocated and verified as one program. The last kernels may be left too few registers for the
+search; the constructive program (`cain.search.fallback`) computes them in an accumulator alone.
+
+It is the search's first plan for a filter of several kernels: quick, often close to the simultaneous
+search's best on unrelated kernels, and a bound that prunes the simultaneous search from the start."""
 
 from __future__ import annotations
 
@@ -26,7 +28,9 @@ def kernel_order(filt: Filter) -> list[int] | None:
     return [i for i in range(len(filt.kernels)) if i not in last] + last
 
 
-def sub_filter(filt: Filter, index: int, keep_inputs: bool, taken: set[str], registers: tuple[str, ...]) -> Filter:
+def sub_filter(
+    filt: Filter, index: int, keep_inputs: bool, taken: set[str], registers: tuple[str, ...]
+) -> Filter:
     """Kernel `index` alone, with the identity of each input as an extra kernel in the input's own
     register when `keep_inputs`, on the registers not `taken` by kernels already compiled."""
     kernel = filt.kernels[index]
@@ -40,27 +44,37 @@ def sub_filter(filt: Filter, index: int, keep_inputs: bool, taken: set[str], reg
     return replace(filt, name=f"{filt.name}.{kernel.name}", kernels=tuple(kernels), registers=free)
 
 
-def concatenate(filt: Filter, parts: list[tuple[int, Program]]) -> Program:
-    """One SSA program from the plans of `parts` (kernel index, its sub-filter's plan), in order: each
-    plan reads the inputs as the plan before it left them."""
+def concatenate(filt: Filter, parts: list[tuple[list[int], Program]]) -> Program:
+    """One SSA program from the plans of `parts` (kernel indices, their sub-filter's plan), in order: each
+    plan reads the inputs as the plan before it left them (its outputs after its kernels' keep them)."""
     current = {z: z for z in range(len(filt.inputs))}  # the value holding input z
     instrs: list[Instr] = []
     outputs: dict[int, int] = {}
     nxt = len(filt.inputs)
-    for index, plan in parts:
+    for indices, plan in parts:
         rename = {v: current[z] for z, (v, _) in enumerate(plan.inputs)}
         for ins in plan.instrs:
             for r in ins.results:
                 rename[r] = nxt
                 nxt += 1
-            instrs.append(Instr(ins.macro, tuple(rename[r] for r in ins.results),
-                                tuple(rename[o] for o in ins.operands), ins.directions))
-        value, _ = plan.outputs[0]
-        outputs[index] = rename[value]
-        for z, (value, _) in enumerate(plan.outputs[1:]):
+            instrs.append(
+                Instr(
+                    ins.macro,
+                    tuple(rename[r] for r in ins.results),
+                    tuple(rename[o] for o in ins.operands),
+                    ins.directions,
+                )
+            )
+        for index, (value, _) in zip(indices, plan.outputs, strict=False):
+            outputs[index] = rename[value]
+        for z, (value, _) in enumerate(plan.outputs[len(indices) :]):
             current[z] = rename[value]
-    return Program(filt.name, [(z, reg) for z, (_, reg) in enumerate(filt.inputs)], instrs,
-                   [(outputs[i], k.register) for i, k in enumerate(filt.kernels)])
+    return Program(
+        filt.name,
+        [(z, reg) for z, (_, reg) in enumerate(filt.inputs)],
+        instrs,
+        [(outputs[i], k.register) for i, k in enumerate(filt.kernels)],
+    )
 
 
 def kernel_by_kernel(
@@ -68,23 +82,33 @@ def kernel_by_kernel(
     registers: tuple[str, ...],
     search_one: Callable[[Filter], Program | None],
     finish: Callable[[Program], Program | None],
+    construct: Callable[[Filter], Program | None] | None = None,
 ) -> tuple[Program, Program] | None:
     """The concatenated plan (register-allocated and verified by `finish`, and as SSA), or None when a
-    kernel has no plan alone (`search_one` returns a kernel's SSA plan or None) or the whole does not fit."""
+    kernel has no plan or the whole does not fit. `search_one` returns a kernel's SSA plan or None; from
+    the first kernel it has none for, `construct` may build the rest (the constructive program, which
+    needs the fewest registers: it may halve the inputs in place, as no kernel after them needs them)."""
     order = kernel_order(filt)
     if order is None or len(filt.kernels) < 2:
         return None
     taken: set[str] = set()
-    parts = []
+    parts: list[tuple[list[int], Program]] = []
     for n, i in enumerate(order):
         sub = sub_filter(filt, i, n < len(order) - 1, taken, registers)
         try:
             plan = search_one(sub)
         except CainError:
-            return None  # too few registers left for this kernel alone
+            plan = None  # too few registers left for the search of this kernel alone
         if plan is None:
-            return None
-        parts.append((i, plan))
+            rest = order[n:]
+            free = tuple(r for r in registers if r not in taken)
+            kernels = tuple(filt.kernels[k] for k in rest)
+            plan = construct(replace(filt, kernels=kernels, registers=free)) if construct else None
+            if plan is None:
+                return None
+            parts.append((rest, plan))
+            break
+        parts.append(([i], plan))
         taken.add(filt.kernels[i].register)
     ssa = concatenate(filt, parts)
     done = finish(ssa)

@@ -18,6 +18,8 @@ from cain.model.filter import Filter, Kernel
 from cain.model.program import Program
 from cain.search import atoms, structure
 from cain.search.config import DEFAULT_TIME, PORTFOLIO_RESTART, PlanEvent, SearchConfig
+from cain.search.fallback import fallback
+from cain.search.kernel_by_kernel import kernel_by_kernel
 from cain.search.plan import direct_solution, to_program
 from cain.search.space import Pair, Space
 
@@ -117,6 +119,8 @@ class Worker:
         self.nodes = 0
         self.start = time.perf_counter()
         self.discarded = 0
+        self.alone: Program | None = None
+        """The first plan, if it was found kernel by kernel."""
         self.floor = 0
         """A lower bound on the cost: the search stops (`optimal`) once its best plan reaches it."""
         self.deadline: float | None = None
@@ -173,12 +177,17 @@ class Worker:
         `cost=icws` plans as short as the best are kept too, as candidates for bus-level scoring."""
         if program.macros > self.best_cost or (program.macros == self.best_cost and not self.icws_cost):
             return
-        tie = program.macros == self.best_cost
-        if tie and self.ties >= BUS_TIES:
+        if program.macros == self.best_cost and self.ties >= BUS_TIES:
             return
         done = finish(program, self.filt, self.names)
         if done is None:
             self.discarded += 1
+            return
+        # allocation may add moves: compare the allocated program
+        if done.macros > self.best_cost or (done.macros == self.best_cost and not self.icws_cost):
+            return
+        tie = done.macros == self.best_cost
+        if tie and self.ties >= BUS_TIES:
             return
         if self.icws_cost:
             self.candidates.append((done, program))
@@ -272,6 +281,40 @@ class Worker:
         if program is not None:
             self._offer(replace(program, name=self.filt.name))
 
+    def _kernels_alone(self) -> None:
+        """A first plan for a filter of several kernels, compiled one kernel at a time
+        (`cain.search.kernel_by_kernel`; the constructive program for a kernel its search has none for), on
+        `kernel_by_kernel` of the budget: a bound for the simultaneous search from the start. Worker 0 only:
+        the others search together from the first node."""
+        share = self.cfg.kernel_by_kernel
+        if self.index or len(self.filt.kernels) < 2 or share <= 0:
+            return
+        cfg, n = self.cfg, len(self.filt.kernels)
+        seconds = cfg.time_budget or (DEFAULT_TIME if cfg.node_budget is None else None)
+        sub_cfg = replace(
+            cfg,
+            node_budget=max(1, int(cfg.node_budget * share / n)) if cfg.node_budget is not None else None,
+            time_budget=seconds * share / n if seconds is not None else None,
+            kernel_by_kernel=0.0,
+            restart=0,
+            workers=1,
+        )
+
+        def search_one(sub: Filter) -> Program | None:
+            worker = Worker(sub, replace(sub_cfg, registers=sub.registers), sub.registers)
+            worker.run()
+            self.nodes += worker.nodes
+            return worker.best_plan
+
+        def construct(sub: Filter) -> Program | None:
+            found = fallback(sub, cfg.instruction_set, sub.registers, lambda p: finish(p, sub, sub.registers))
+            return found[1] if found is not None else None
+
+        found = kernel_by_kernel(self.filt, self.names, search_one, lambda p: p, construct)
+        if found is not None:
+            self._offer(found[1])
+            self.alone = self.best_plan if self.best is not None else None
+
     def _naive_cap(self) -> int:
         """A cost no plan worth finding exceeds: roughly that of building every atom position of every
         goal on its own (the count from division-chain values, a move per two steps of distance, an add),
@@ -311,14 +354,10 @@ class Worker:
         if self.deadline is not None and self.icws_cost:  # leave time to score the plans at bus level
             self.deadline = self.start + (1 - BUS_SHARE) * time_budget
         self.progress = progress
-        # with no plan by then, stop early and leave the rest of the budget to the kernel-by-kernel rescue
-        rescue = cfg.kernel_by_kernel if len(self.filt.kernels) > 1 else 0.0
-        self.plan_deadline = (
-            self.start + time_budget * (1 - rescue) if time_budget is not None and 0 < rescue < 1 else None
-        )
         # how far past the deadline a search may run to reach its next 64-node mark
         self.grace = max(1.0, 0.1 * time_budget) if time_budget is not None else 0.0
         self._structured()
+        self._kernels_alone()
         self.bound = min(self.best_cost, self._naive_cap())
         self.next_check = 0
         self.next_memory_check = 0.0
@@ -397,13 +436,6 @@ class Worker:
                         break
                 if self.nodes >= self.next_check:
                     self.next_check = self.nodes + 64
-                    if (
-                        self.plan_deadline is not None
-                        and now >= self.plan_deadline
-                        and self._bound() >= 1 << 30
-                    ):
-                        stopped = "time"
-                        break
                     if now >= self.next_memory_check:
                         self.next_memory_check = now + 0.1
                         if self._over_memory(cache):
