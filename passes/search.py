@@ -50,7 +50,8 @@ class SearchPass(ModulePass):
     """Stop with the best program when the search's resident memory passes this (`4G`, `512M`, bytes);
     default 4G."""
     max_atoms: int = MAX_ATOMS
-    """Refuse a filter with more atoms than this (the kernels' counts, which grow as 2^depth)."""
+    """Refuse a filter with more atoms than this (the kernels' counts, which grow as 2^depth), unless its
+    kernel factors and leaves a small goal to search."""
     structure: int = 500
     """Nodes for the part of a kernel left once its small factors (binomial, box, separable) are taken out,
     whose plan followed by the factors' chain is the first plan; 0: do not look for factors."""

@@ -161,15 +161,6 @@ def register_names(filt: Filter, cfg: SearchConfig) -> tuple[str, ...]:
         raise CainError(f"search: the time budget must be positive, not {cfg.time_budget}")
     if cfg.max_memory is not None and cfg.max_memory <= 0:
         raise CainError(f"search: the memory limit must be positive, not {cfg.max_memory}")
-    atoms = sum(k.goal.total for k in filt.kernels)
-    if atoms > cfg.max_atoms:
-        biggest = max(filt.kernels, key=lambda k: k.goal.total)
-        raise CainError(
-            f"search: filter '{filt.name}' is too large to search: its kernels have {atoms:,} atoms at depth "
-            f"{filt.depth} ('{biggest.name}' {biggest.goal.total:,}), more than {cfg.max_atoms:,}; lower the "
-            f"depth (--max-depth, or allow --max-error) to shrink the counts, split the kernel, or raise "
-            f"search{{max-atoms=N}}"
-        )
     regs = cfg.registers
     if regs is None:
         names = tuple(filt.registers)

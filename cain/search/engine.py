@@ -13,10 +13,12 @@ from dataclasses import replace
 from cain.diagnostics import CainError
 from cain.model.filter import Filter
 from cain.model.program import Program
+from cain.search import atoms, structure
 from cain.search.bound import filter_bound
 from cain.search.config import DEFAULT_TIME, PlanEvent, SearchConfig, SearchResult, register_names
 from cain.search.exact import ExactSearch
 from cain.search.fallback import fallback
+from cain.search.space import Space
 from cain.search.worker import Worker, finish
 
 
@@ -70,6 +72,7 @@ def search(filt: Filter, cfg: SearchConfig | None = None) -> SearchResult:
     """Search for the shortest verified program computing `filt`'s kernels from its inputs."""
     cfg = cfg or SearchConfig()
     names = register_names(filt, cfg)
+    _check_size(filt, cfg)
     start = time.perf_counter()
     bound = filter_bound(filt, cfg.instruction_set)
     if cfg.exact:
@@ -84,6 +87,29 @@ def search(filt: Filter, cfg: SearchConfig | None = None) -> SearchResult:
     result.model_bound = max(result.model_bound, bound)
     result.optimal = result.program is not None and result.program.macros <= result.model_bound
     return result
+
+
+def _check_size(filt: Filter, cfg: SearchConfig) -> None:
+    """Refuse, with what to change, a filter whose goals are too large to search: more than `max_atoms`
+    atoms, unless the kernel factors (`cain.search.structure`) and what is left of it once the factors'
+    chain is taken out, which the search starts from, is small (the 9x9 binomial: the input itself)."""
+    total = sum(k.goal.total for k in filt.kernels)
+    if total <= cfg.max_atoms:
+        return
+    if len(filt.kernels) == 1 and cfg.structure_nodes:
+        space = Space(cfg.instruction_set, filt.depth, 1, [atoms.from_goal(g) for g in filt.initial_goals()])
+        found = structure.factor_with_centre(
+            atoms.from_goal(filt.kernels[0].goal), space.shift_offsets, filt.depth
+        )
+        if found is not None and found[0] and (len(found[1]) == 1 or atoms.total(found[1]) <= cfg.max_atoms):
+            return  # the chain leaves a small goal, or the input itself at one position
+    biggest = max(filt.kernels, key=lambda k: k.goal.total)
+    raise CainError(
+        f"search: filter '{filt.name}' is too large to search: its kernels have {total:,} atoms at depth "
+        f"{filt.depth} ('{biggest.name}' {biggest.goal.total:,}), more than {cfg.max_atoms:,}; lower the "
+        f"depth (--max-depth, or allow --max-error) to shrink the counts, split the kernel, or raise "
+        f"search{{max-atoms=N}}"
+    )
 
 
 EXACT_PREPASS = 2000
