@@ -447,7 +447,14 @@ def export_revision(rev: str, into: Path) -> Tree:
 
 
 def search_in_process(
-    tree: Tree, entry: SuiteFilter, filt: Filter, *, budget: Budget, workers: int, seed: int, cost: str | None = None
+    tree: Tree,
+    entry: SuiteFilter,
+    filt: Filter,
+    *,
+    budget: Budget,
+    workers: int,
+    seed: int,
+    cost: str | None = None,
 ) -> Run:
     """One search of `entry` by `tree`'s code in a fresh process (`cost` passed on unless None: a baseline
     revision may not know it), its program verified here and synthesised at bus level by today's bus-synth."""

@@ -527,7 +527,9 @@ class _Synth:
             r = self.index[reg]
             if v is None or state.regs[r] == (v, s):
                 continue
-            if any(h == (v, -s) for q, h in enumerate(state.regs) if q != r) or state.news == (((v, 0, 0), -s),):
+            if any(h == (v, -s) for q, h in enumerate(state.regs) if q != r) or state.news == (
+                ((v, 0, 0), -s),
+            ):
                 total += 1
             elif any(h == (v, s) for h in state.regs):
                 total += 2
@@ -620,7 +622,9 @@ def synthesize_ops(
     for plan in (linear_plan(program), linear_plan(program, fold_copies=False, merge=False)):
         for defer in (True, False):
             ops = _Synth(plan, registers, replace(options, defer=defer)).run()
-            if ops is not None and (best is None or (len(ops), noisy_ops(ops)) < (len(best), noisy_ops(best))):
+            if ops is not None and (
+                best is None or (len(ops), noisy_ops(ops)) < (len(best), noisy_ops(best))
+            ):
                 best = ops
         if best is not None:
             return best
