@@ -149,8 +149,8 @@ class Options:
     """Patterns up to this many ICWs dearer than a step's cheapest are kept (for their signs and NEWS)."""
     max_bus2: int | None = None
     """Most `bus2`/`bus3` micro-ops (the noisiest) a program may hold; None: no limit."""
-    defer: bool = True
-    """Whether single-use values may be inlined into their consumer (`synthesize_ops` tries both)."""
+    defer: bool | None = None
+    """Whether single-use values may be inlined into their consumer; None: `synthesize_ops` tries both."""
 
 
 class _State:
@@ -620,7 +620,7 @@ def synthesize_ops(
     kept as steps of their own and equal steps not merged: the plan's own register use, which fits."""
     best = None
     for plan in (linear_plan(program), linear_plan(program, fold_copies=False, merge=False)):
-        for defer in (True, False):
+        for defer in (True, False) if options.defer is None else (options.defer,):
             ops = _Synth(plan, registers, replace(options, defer=defer)).run()
             if ops is not None and (
                 best is None or (len(ops), noisy_ops(ops)) < (len(best), noisy_ops(best))
