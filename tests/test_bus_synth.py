@@ -101,7 +101,9 @@ def test_a_sign_flip_copies_into_another_register():
         [Instr("divq", (1,), (0,)), Instr("divq", (2,), (1,)), Instr("add", (3,), (2, 1))],
         [(1, "B"), (3, "C")],
     )
-    f = Filter.of_goals("halves", p.output_goals([Goal.identity(4)]), 2, ["A"], ["B", "C"], ("A", "B", "C", "D"))
+    f = Filter.of_goals(
+        "halves", p.output_goals([Goal.identity(4)]), 2, ["A"], ["B", "C"], ("A", "B", "C", "D")
+    )
     result = synthesize(allocate(p, f.registers), f, Options(beam=16))
     assert result.synthesized and (len(result.ops), result.expansion_icws) == (5, 6)
     assert all(not set(op.dests) & set(op.srcs) for op in result.ops)
@@ -114,7 +116,11 @@ def test_twins_stay_apart_when_asked():
     p = Program(
         "twins",
         [(0, "A")],
-        [Instr("movx", (1,), (0,), ("east",)), Instr("movx", (2,), (0,), ("east",)), Instr("add", (3,), (1, 2))],
+        [
+            Instr("movx", (1,), (0,), ("east",)),
+            Instr("movx", (2,), (0,), ("east",)),
+            Instr("add", (3,), (1, 2)),
+        ],
         [(3, "B")],
     )
     assert len(linear_plan(p).steps) == 2
