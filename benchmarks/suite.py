@@ -447,9 +447,17 @@ def export_revision(rev: str, into: Path) -> Tree:
 
 
 def search_in_process(
-    tree: Tree, entry: SuiteFilter, filt: Filter, *, budget: Budget, workers: int, seed: int
+    tree: Tree,
+    entry: SuiteFilter,
+    filt: Filter,
+    *,
+    budget: Budget,
+    workers: int,
+    seed: int,
+    cost: str | None = None,
 ) -> Run:
-    """One search of `entry` by `tree`'s code in a fresh process, its program verified here."""
+    """One search of `entry` by `tree`'s code in a fresh process (`cost` passed on unless None: a baseline
+    revision may not know it), its program verified here and synthesised at bus level by today's bus-synth."""
     config = {
         "node_budget": budget.nodes,
         "time_budget": budget.seconds,
@@ -457,6 +465,8 @@ def search_in_process(
         "seed": seed,
         "progress": False,
     }
+    if cost is not None:
+        config["cost"] = cost
     env = dict(os.environ)
     if tree.pythonpath is not None:
         env["PYTHONPATH"] = tree.pythonpath
@@ -490,7 +500,7 @@ def search_in_process(
         lower_bound=data.get("lower_bound"),
     )
     if data["program"] is not None:
-        check_program(run, program_from_json(data["program"]), filt)
+        check_program(run, program_from_json(data["program"]), filt, cost=cost or "macros")
     return run
 
 
@@ -506,7 +516,8 @@ def half_table(rows: list[dict], versions: Sequence[str]) -> tuple[str, list]:
     headers = ["filter", "family"]
     for v in versions:
         p = f"{v}: " if len(versions) > 1 else ""
-        headers += [f"{p}macros", f"{p}ICWs", f"{p}first (s)", f"{p}best (s)", f"{p}nodes/s", f"{p}peak MB"]
+        headers += [f"{p}macros", f"{p}ICWs", f"{p}bus ICWs", f"{p}bus2", f"{p}first (s)", f"{p}best (s)"]
+        headers += [f"{p}nodes/s", f"{p}peak MB"]
     headers += ["lower bound"]
     table = []
     for row in rows:
@@ -520,6 +531,8 @@ def half_table(rows: list[dict], versions: Sequence[str]) -> tuple[str, list]:
             line += [
                 r["macros"] if ok else r["status"],
                 r["icws"] if ok else "-",
+                r["bus_icws"] if ok else "-",
+                r["bus2"] if ok else "-",
                 fmt(events[0]["seconds"], 2) if events else "-",
                 fmt(events[-1]["seconds"], 2) if events else "-",
                 round(nps) if nps else None,
@@ -533,6 +546,8 @@ def half_table(rows: list[dict], versions: Sequence[str]) -> tuple[str, list]:
         sums += [
             sum(r["runs"][v]["macros"] for r in common),
             sum(r["runs"][v]["icws"] for r in common),
+            sum(r["runs"][v]["bus_icws"] for r in common),
+            sum(r["runs"][v]["bus2"] for r in common),
             "",
             "",
             "",
@@ -558,13 +573,21 @@ def comparison(rows: list[dict], versions: Sequence[str]) -> str:
     ]
     shorter = sum(r["runs"][cur]["macros"] < r["runs"][base]["macros"] for r in ok)
     only = [r["filter"] for r in rows if r["runs"][cur]["status"] == "verified" and r not in both]
-    pct = f"{100 * (tc - tb) / tb:+.1f}%" if tb else "-"
+    bus = sum(r["runs"][cur]["bus_icws"] for r in ok)
+    macro_icws = sum(r["runs"][base]["icws"] for r in ok)
     return (
-        f"On the {len(ok)} filters both compile: {tc} macros against {tb} ({pct}); shorter on {shorter}, "
-        f"longer on {len(longer)}{': ' + ', '.join(longer) if longer else ''}. "
+        f"On the {len(ok)} filters both compile: {tc} macros against {tb} ({percent(tc, tb)}); shorter on "
+        f"{shorter}, longer on {len(longer)}{': ' + ', '.join(longer) if longer else ''}. "
         f"Compiled only by {cur}: {', '.join(only) or 'none'}. "
-        f"Compiled only by {base}: {', '.join(lost) or 'none'}.\n"
+        f"Compiled only by {base}: {', '.join(lost) or 'none'}.\n\n"
+        f"ICWs: {cur} at bus level (bus-synth) {bus} against {base}'s macro programs {macro_icws} "
+        f"({percent(bus, macro_icws)}).\n"
     )
+
+
+def percent(new: int, old: int) -> str:
+    """`new` against `old` as a signed percentage."""
+    return f"{100 * (new - old) / old:+.1f}%" if old else "-"
 
 
 def draw_halves(rows: list[dict], versions: Sequence[str]):
@@ -602,6 +625,13 @@ def main(argv: Sequence[str] | None = None) -> int:
         metavar="REV",
         help="also run the search of this git revision (e.g. main), alternating with today's",
     )
+    parser.add_argument(
+        "--cost",
+        choices=("macros", "icws"),
+        default="icws",
+        help="what today's search minimises (default icws: plans scored at bus level); a baseline revision "
+        "searches with its own default",
+    )
     parser.add_argument("--list", action="store_true", help="list the suite and its split, and run nothing")
     args = parser.parse_args(argv)
     suite = build_suite()
@@ -637,8 +667,9 @@ def main(argv: Sequence[str] | None = None) -> int:
             else:
                 runs = {}
                 for tree in trees if i % 2 == 0 else trees[::-1]:
+                    cost = args.cost if tree is trees[0] else None
                     run = search_in_process(
-                        tree, entry, filt, budget=args.budget, workers=args.workers, seed=args.seed
+                        tree, entry, filt, budget=args.budget, workers=args.workers, seed=args.seed, cost=cost
                     )
                     log(args, f"[{i + 1}/{len(chosen)}] {tree.label}: {run.describe()}")
                     runs[tree.label] = run

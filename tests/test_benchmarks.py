@@ -328,5 +328,10 @@ def test_suite_runs_side_by_side_with_a_baseline(tmp_path):
         for run in row["runs"].values():
             assert run["status"] == "verified", run["error"]
             assert run["nodes"] <= 150 and run["macros"] == len(run["program"])
+            assert 0 < run["bus_icws"] <= run["icws"] and len(run["bus_program"]) == run["bus_icws"]
     summary = (tmp_path / "summary.md").read_text()
     assert "| binomial1x3" in summary and "both compile" in summary
+    current = sum(row["runs"]["current"]["bus_icws"] for row in record["rows"])
+    baseline = sum(row["runs"][record["versions"][1]]["icws"] for row in record["rows"])
+    assert f"current at bus level (bus-synth) {current} against" in summary
+    assert f"macro programs {baseline} " in summary

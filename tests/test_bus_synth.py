@@ -92,6 +92,41 @@ def test_copies_and_zeros_fold_away():
     verify_bus(ops, f)
 
 
+def test_a_sign_flip_copies_into_another_register():
+    """x/2 and 3x/4 in four registers: the value to flip sits in a register free to overwrite, and the flip
+    goes elsewhere (`bus(A, A)` is no micro-op)."""
+    p = Program(
+        "halves",
+        [(0, "A")],
+        [Instr("divq", (1,), (0,)), Instr("divq", (2,), (1,)), Instr("add", (3,), (2, 1))],
+        [(1, "B"), (3, "C")],
+    )
+    f = Filter.of_goals(
+        "halves", p.output_goals([Goal.identity(4)]), 2, ["A"], ["B", "C"], ("A", "B", "C", "D")
+    )
+    result = synthesize(allocate(p, f.registers), f, Options(beam=16))
+    assert result.synthesized and (len(result.ops), result.expansion_icws) == (5, 6)
+    assert all(not set(op.dests) & set(op.srcs) for op in result.ops)
+    verify_bus(result.ops, f)
+    run_against_correlation(result.ops, f)
+
+
+def test_twins_stay_apart_when_asked():
+    """Equal steps merge by default; `merge=False` keeps a recomputed value as the plan computed it."""
+    p = Program(
+        "twins",
+        [(0, "A")],
+        [
+            Instr("movx", (1,), (0,), ("east",)),
+            Instr("movx", (2,), (0,), ("east",)),
+            Instr("add", (3,), (1, 2)),
+        ],
+        [(3, "B")],
+    )
+    assert len(linear_plan(p).steps) == 2
+    assert len(linear_plan(p, merge=False).steps) == 3
+
+
 def test_max_bus2_caps_the_noisy_micro_ops():
     f = gauss3_filter("A")
     p = allocate(gauss3_basic(), f.registers)
@@ -158,11 +193,12 @@ def test_random_plans_synthesise_to_correct_bus_code(program):
         p = allocate(program, f.registers)
     except CainError:
         assume(False)
-    ops = synthesize_ops(p, f.registers, Options(beam=12))
-    if ops is not None:  # the raw search result, before synthesize's own verification
-        check_rules(ops)
-        verify_bus(ops, f)
-        run_against_correlation(ops, f)
+    for defer in (True, False):
+        ops = synthesize_ops(p, f.registers, Options(beam=12, defer=defer))
+        if ops is not None:  # the raw search result, before synthesize's own verification
+            check_rules(ops)
+            verify_bus(ops, f)
+            run_against_correlation(ops, f)
     result = synthesize(p, f, Options(beam=12))
     assert len(result.ops) <= len(expansion(p))
     verify_bus(result.ops, f)

@@ -20,7 +20,7 @@ NEWS only when the op reads no NEWS-family register.
 from __future__ import annotations
 
 from collections.abc import Iterable, Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from itertools import combinations, product
 
 from cain.backend.regalloc import allocate
@@ -82,9 +82,10 @@ class Plan:
     outputs: tuple[tuple[int | None, int, str], ...]
 
 
-def linear_plan(program: Program, fold_copies: bool = True) -> Plan:
+def linear_plan(program: Program, fold_copies: bool = True, merge: bool = True) -> Plan:
     """The steps of `program`: copies folded into their uses (`fold_copies`), zeros dropped, equal
-    steps merged, dead steps removed."""
+    steps merged (`merge`: which keeps the first value live until the last use of its twin, so a plan
+    that recomputes a value to spare a register may then not fit), dead steps removed."""
     alias: dict[int, tuple[int, int]] = {}
     zeros: set[int] = set()
     seen: dict[tuple[Lin, bool], int] = {}
@@ -114,7 +115,7 @@ def linear_plan(program: Program, fold_copies: bool = True) -> Plan:
         if fold_copies and not halve and len(form) == 1 and form[0][0][1:] == (0, 0) and abs(form[0][1]) == 1:
             alias[r] = (form[0][0][0], form[0][1])
             continue
-        if (form, halve) in seen:
+        if merge and (form, halve) in seen:
             alias[r] = (seen[form, halve], 1)
             continue
         seen[form, halve] = r
@@ -148,6 +149,8 @@ class Options:
     """Patterns up to this many ICWs dearer than a step's cheapest are kept (for their signs and NEWS)."""
     max_bus2: int | None = None
     """Most `bus2`/`bus3` micro-ops (the noisiest) a program may hold; None: no limit."""
+    defer: bool | None = None
+    """Whether single-use values may be inlined into their consumer; None: `synthesize_ops` tries both."""
 
 
 class _State:
@@ -223,7 +226,9 @@ class _Synth:
                     old = children.get(k)
                     if old is None or (child.icws, child.bus2) < (old.icws, old.bus2):
                         children[k] = child
-            ranked = sorted(children.values(), key=lambda s: (s.icws + len(s.pending) / 2, s.bus2))
+            ranked = sorted(
+                children.values(), key=lambda s: (s.icws + len(s.pending) / 2 + self.owed(s), s.bus2)
+            )
             states = ranked[: self.options.beam]
             settled = [s for s in ranked[self.options.beam :] if not s.pending]
             states += settled[: self.options.beam // 4]  # deferring is a bet: keep some states that did not
@@ -276,7 +281,7 @@ class _Synth:
     def deferrable(self, state: _State, step: Step, form: Lin) -> bool:
         """A single-use value may be inlined into its consumer when the combined form is still one the
         patterns can compute: coefficients of one, at most two steps away."""
-        if step.halve or step.result in self.outputs or len(form) > 4:
+        if not self.options.defer or step.halve or step.result in self.outputs or len(form) > 4:
             return False
         users = self.users.get(step.result, set())
         if len(users) != 1:
@@ -441,15 +446,15 @@ class _Synth:
                 if r not in busy and (h is None or h[0] not in live or copies[h[0]] > 1)
             ]
 
-        def free_for_copy() -> int | None:
-            spare = reusable(live_now)
+        def free_for_copy(source: int) -> int | None:
+            spare = [r for r in reusable(live_now) if r != source]
             plain = [r for r in spare if self.pinned.get(self.names[r], result) == result]
             return (plain or spare or [None])[0]
 
         for v, c in flips:
             if (v, c) in where and where[(v, c)] in busy:
                 continue
-            r = free_for_copy()
+            r = free_for_copy(where[(v, -c)])
             if r is None:
                 return []
             ops.append(MicroOp("bus", (self.names[r],), (self.names[where[(v, -c)]],)))
@@ -512,6 +517,25 @@ class _Synth:
                 )
             )
         return children
+
+    def owed(self, state: _State) -> int:
+        """A lower estimate of the ICWs `finish` will spend on the outputs computed so far: none for one in
+        its register with its sign, one when another register (or NEWS) holds it negated, two when one holds
+        it with its sign, three when only its own register holds it, negated."""
+        total = 0
+        for v, s, reg in self.plan.outputs:
+            r = self.index[reg]
+            if v is None or state.regs[r] == (v, s):
+                continue
+            if any(h == (v, -s) for q, h in enumerate(state.regs) if q != r) or state.news == (
+                ((v, 0, 0), -s),
+            ):
+                total += 1
+            elif any(h == (v, s) for h in state.regs):
+                total += 2
+            elif state.regs[r] == (v, -s):
+                total += 3
+        return total
 
     # the outputs into their registers, positive
     def finish(self, state: _State) -> _State | None:
@@ -589,11 +613,22 @@ def synthesize_ops(
     program: Program, registers: Sequence[str], options: Options = Options()
 ) -> list[MicroOp] | None:
     """Micro-ops computing `program`'s outputs in their registers, by the beam search; None if it found
-    none (e.g. too few registers for its patterns). Not yet verified."""
-    ops = _Synth(linear_plan(program), registers, options).run()
-    if ops is None:  # copies kept as steps of their own: more freedom where registers are scarce
-        ops = _Synth(linear_plan(program, fold_copies=False), registers, options).run()
-    return ops
+    none (e.g. too few registers for its patterns). Not yet verified.
+
+    The search runs with and without deferring single-use values (the beam's ranking cannot tell which
+    pays off) and keeps the shorter; when neither finds a program, it runs again on the plan with copies
+    kept as steps of their own and equal steps not merged: the plan's own register use, which fits."""
+    best = None
+    for plan in (linear_plan(program), linear_plan(program, fold_copies=False, merge=False)):
+        for defer in (True, False) if options.defer is None else (options.defer,):
+            ops = _Synth(plan, registers, replace(options, defer=defer)).run()
+            if ops is not None and (
+                best is None or (len(ops), noisy_ops(ops)) < (len(best), noisy_ops(best))
+            ):
+                best = ops
+        if best is not None:
+            return best
+    return None
 
 
 def counts(ops: Sequence[MicroOp]) -> dict[str, int]:
