@@ -628,9 +628,9 @@ def main(argv: Sequence[str] | None = None) -> int:
     parser.add_argument(
         "--cost",
         choices=("macros", "icws"),
-        default="icws",
-        help="what today's search minimises (default icws: plans scored at bus level); a baseline revision "
-        "searches with its own default",
+        default="macros",
+        help="what today's search minimises (default macros, the search's own default; icws: plans scored at "
+        "bus level); a baseline revision searches with its own default",
     )
     parser.add_argument("--list", action="store_true", help="list the suite and its split, and run nothing")
     args = parser.parse_args(argv)
