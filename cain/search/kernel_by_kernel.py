@@ -1,7 +1,8 @@
-"""A plan for a filter of several kernels found kernel by kernel: each kernel is searched alone (keeping every input alive in its register for the kernels after it,
-and leaving alone the registers of the kernels before it) and the plans are concatenated, then
-register-allocated and verified as one program. The last kernels may be left too few registers for the
-search; the constructive program (`cain.search.fallback`) computes them in an accumulator alone.
+"""A plan for a filter of several kernels found kernel by kernel: each kernel is searched alone (keeping
+every input alive in its register for the kernels after it, and leaving alone the registers of the kernels
+before it) and the plans are concatenated, then register-allocated and verified as one program. The last
+kernels may be left too few registers for the search; the constructive program (`cain.search.fallback`)
+computes them in an accumulator alone.
 
 It is the search's first plan for a filter of several kernels: quick, often close to the simultaneous
 search's best on unrelated kernels, and a bound that prunes the simultaneous search from the start."""
