@@ -127,6 +127,8 @@ class ExactSearch:
         self._anchors: dict[atoms.Atoms, set[tuple[int, int]]] = {}
         """The goals of `_reach` by pattern (`atoms.pattern`): the positions of their first atoms."""
         self._parts: dict[int, list[tuple[atoms.Atoms, atoms.Atoms]]] = {}
+        self._near: dict[tuple[int, int, str], list] = {}
+        """(goal, n, generator) -> the generator's steps with at most `n` operands outside the table."""
         self._forward_unaries: dict[int, list[int]] = {}
 
     # -- bounds and symmetry --------------------------------------------------------------------
@@ -209,6 +211,7 @@ class ExactSearch:
             self.horizon += 1
             self._level = nxt
             self._bounds.clear()
+            self._near.clear()
             fresh = {g for state in nxt for g in state} - self._reach
             self._reach |= self.inputs | fresh
             for g in fresh | self.inputs:
@@ -433,6 +436,17 @@ class ExactSearch:
             if (ax - dx, ay - dy) in at or (ax - dx, ay - dy) in kat:
                 yield dirs, (dx, dy)
 
+    def _near_steps(self, u: int, out: int, make) -> list:
+        """`make(u, set(), out)`'s steps computing `u` with at most `out` operands outside the forward
+        table (`_binary_near` or `_ternary_near`, memoised per horizon)."""
+        key = (u, out, make.__name__)
+        got = self._near.get(key)
+        if got is None:
+            if len(self._near) > 20_000:
+                self._near.clear()
+            got = self._near[key] = list(make(u, set(), out))
+        return got
+
     def _binary_near(self, u: int, known: set[int], out: int):
         """The two-operand steps computing `u` with at most `out` (0 or 1) operands outside the forward
         table and `known`: one operand found by its pattern, the other checked when `out` is 0."""
@@ -542,19 +556,25 @@ class ExactSearch:
             out = self._outside(limit, rest_counts)
             if out < 0:
                 continue
+            near_binary = new >= 2 and out < 2
+            near_ternary = bool(space.ternary) and new >= 3 and out < 3
+            steps = [self._unary(u)]
             if new < 2:
-                binary = self._binary_from(u, known, both=new == 0)
-            elif out >= 2:
-                binary = self._binary(u)
-            else:
-                binary = self._binary_near(u, known, out)
-            if not space.ternary:
-                ternary = ()
-            elif new >= 3 and out < 3:
-                ternary = self._ternary_near(u, known, out)
-            else:
-                ternary = self._ternary(u, known, new)
-            for form, dirs, lowers in itertools.chain(self._unary(u), binary, ternary):
+                steps.append(self._binary_from(u, known, both=new == 0))
+            elif not near_binary:
+                steps.append(self._binary(u))
+            if space.ternary and not near_ternary:
+                steps.append(self._ternary(u, known, new))
+            # the steps whose operands the table holds (at most `out` outside it), and those reading a goal
+            # of the bag outside the table
+            extra = {g for g in rest if g not in self._reach}
+            if near_binary:
+                steps.append(self._near_steps(u, out, self._binary_near))
+                steps.append(self._binary_from(u, extra, both=False) if extra else ())
+            if near_ternary:
+                steps.append(self._near_steps(u, out, self._ternary_near))
+                steps.append(self._ternary(u, extra, 2) if extra else ())
+            for form, dirs, lowers in itertools.chain(*steps):
                 if out < len(lowers) and self._strangers(lowers, known) > out:
                     continue
                 child = list(rest)
