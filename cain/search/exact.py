@@ -42,6 +42,10 @@ SYMMETRIES = ((1, 0, 0, 1), (0, -1, 1, 0), (-1, 0, 0, -1), (0, 1, -1, 0),
               (-1, 0, 0, 1), (1, 0, 0, -1), (0, 1, 1, 0), (0, -1, -1, 0))  # fmt: skip
 """The dihedral group of the square as matrices `(a, b, c, d)`: `(x, y) -> (a x + b y, c x + d y)`."""
 
+MEMO_ITEMS = 2_000_000
+"""Most sub-multisets and steps the per-goal memos hold together (a goal with large counts has hundreds of
+thousands of sub-multisets)."""
+
 
 @dataclass
 class ExactResult:
@@ -127,6 +131,8 @@ class ExactSearch:
         self._anchors: dict[atoms.Atoms, set[tuple[int, int]]] = {}
         """The goals of `_reach` by pattern (`atoms.pattern`): the positions of their first atoms."""
         self._parts: dict[int, list[tuple[atoms.Atoms, atoms.Atoms]]] = {}
+        self._held_items = 0
+        """Entries of `_parts`, `_near` and `_binaries` together (emptied past `MEMO_ITEMS`)."""
         self._near: dict[tuple[int, int, str], list] = {}
         """(goal, n, generator) -> the generator's steps with at most `n` operands outside the table."""
         self._forward_unaries: dict[int, list[int]] = {}
@@ -337,7 +343,7 @@ class ExactSearch:
                     continue
                 for dirs, off in f.offsets:
                     got.append((f, dirs, self._lowers(f, dirs, off, (part, rest))))
-        self._binaries[u] = got
+        self._remember(self._binaries, u, got)
         return got
 
     def _binary_from(self, u: int, known: set[int], both: bool):
@@ -411,12 +417,22 @@ class ExactSearch:
         i = self.space.id_of.get(part)
         return i is not None and (i in self._reach or i in known)
 
+    def _remember(self, table: dict, key, got: list) -> None:
+        """Memoise `got` in `table`, first emptying the per-goal memos when they would pass `MEMO_ITEMS`."""
+        self._held_items += len(got)
+        if self._held_items > MEMO_ITEMS:
+            for memo in (self._parts, self._near, self._binaries):
+                memo.clear()
+            self._held_items = len(got)
+        table[key] = got
+
     def _sub_parts(self, u: int) -> list[tuple[atoms.Atoms, atoms.Atoms]]:
         """(part, rest) for every non-empty proper sub-multiset `part` of goal `u` (memoised)."""
         got = self._parts.get(u)
         if got is None:
             goal = self.space.goal_of[u]
-            got = self._parts[u] = [(p, atoms.sub(goal, p)) for p in self._sub_multisets(goal)]
+            got = [(p, atoms.sub(goal, p)) for p in self._sub_multisets(goal)]
+            self._remember(self._parts, u, got)
         return got
 
     def _offsets_near(self, part: atoms.Atoms, f: Form, i: int, known: set[int], known_at: dict):
@@ -442,9 +458,8 @@ class ExactSearch:
         key = (u, out, make.__name__)
         got = self._near.get(key)
         if got is None:
-            if len(self._near) > 20_000:
-                self._near.clear()
-            got = self._near[key] = list(make(u, set(), out))
+            got = list(make(u, set(), out))
+            self._remember(self._near, key, got)
         return got
 
     def _binary_near(self, u: int, known: set[int], out: int):
@@ -476,9 +491,10 @@ class ExactSearch:
                 if not self._held(a, known):
                     continue
                 self._check_time()
-                for b, c in self._sub_parts(space.intern(w)):
+                for b in self._sub_multisets(w):
                     if out < 2 and not self._held(b, known):
                         continue
+                    c = atoms.sub(w, b)
                     if out < 1 and not self._held(c, known):
                         continue
                     yield f, (), (space.intern(a), space.intern(b), space.intern(c))
