@@ -28,9 +28,11 @@ from cain.search.worker import finish
 EXACT_NODES = 20_000
 
 
-def exact(filt: Filter, iset: str, nodes: int = EXACT_NODES):
+def exact(filt: Filter, iset: str, nodes: int = EXACT_NODES, horizon: int = 3):
     names = filt.registers
-    return ExactSearch(filt, iset, names, lambda p: finish(p, filt, names), node_budget=nodes).run()
+    return ExactSearch(
+        filt, iset, names, lambda p: finish(p, filt, names), node_budget=nodes, max_horizon=horizon
+    ).run()
 
 
 def program_values(iset: str, length: int, cancel: bool) -> dict[Goal, int]:
@@ -71,7 +73,17 @@ def program_values(iset: str, length: int, cancel: bool) -> dict[Goal, int]:
     return best
 
 
-TINY = ([[1, 1]], [[1, -1]], [[1], [-1]], [[1, 0, 1]], [[-1, 0, 0]], [[1, 1], [1, 0]], [[2, 1]], [[1, -1, 1]])
+TINY = (
+    [[1, 1]],
+    [[1, -1]],
+    [[1], [-1]],
+    [[1, 0, 1]],
+    [[-1, 0, 0]],
+    [[1, 1], [1, 0]],
+    [[2, 1]],
+    [[1, -1, 1]],
+    [[2, 2]],
+)
 """Kernels small enough for the brute force (depth 0, one input in A, the output in B)."""
 
 
@@ -96,8 +108,30 @@ def test_exact_matches_brute_force(matrix, brute):
 
 
 @pytest.mark.parametrize(
-    ("name", "iset"), [(n, s) for n in optimal.SMALL for s in ("basic",)] + [("roberts", "all")]
+    "matrix", [[[1, 1, 1]], [[1, 2, 1]], [[1, 1], [1, 1]], [[1, -1], [-1, 1]], [[0, 1], [1, 1]]]
 )
+def test_forward_table_pruning_keeps_the_optimum(matrix):
+    """Children with goals outside the forward table, and operands found by pattern, are pruned only as
+    the table's bound allows: the search without a table, with a one-instruction table (pruning at every
+    length above it) and with the default one prove the same optimum, in both instruction sets."""
+    goal = Goal.from_matrices([matrix])
+    filt = Filter.of_goals("tiny", [goal], 0, inputs=("A",), outputs=("B",))
+    for iset in ("all", "basic"):
+        results = [exact(filt, iset, horizon=h) for h in (0, 1, 3)]
+        assert all(r.optimal for r in results)
+        assert len({r.bound for r in results}) == 1, (iset, [r.bound for r in results])
+
+
+def test_mass_bound():
+    """[2 2] from a count-1 input: its total 4 needs two additions (each at most doubles the largest
+    total), its width one move: three in the basic set, where additions never move (four are needed:
+    an addition reads two registers, so doubling takes a copy first)."""
+    filt = Filter.of_goals("twice", [Goal.from_matrices([[[2, 2]]])], 0, outputs=("B",))
+    assert filter_bound(filt, "basic") == 3
+    assert exact(filt, "basic").bound == 4
+
+
+@pytest.mark.parametrize(("name", "iset"), [(n, s) for n in optimal.SMALL for s in ("basic", "all")])
 def test_small_filters_are_proven_and_bounded(name, iset):
     filt = optimal.load(name, iset)
     result = exact(filt, iset)

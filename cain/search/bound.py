@@ -14,7 +14,9 @@ instructions of kinds that cannot stand in for one another:
   so the bounding box of all atoms ever computed (it holds the inputs' origin) grows in width plus
   height by at most that much per instruction; the bag's box needs that many shifting instructions;
 - **combinations**: an instruction of `k` operands has at most `k` times the atom positions of its
-  largest operand, so a goal of `p` positions needs `log_k p` combining instructions after one another.
+  largest operand, and at most `k` times its largest total of absolute counts (cancelling only lowers
+  it; moves and negation keep it, divisions halve it), so a goal of `p` positions and total `t` needs
+  `log_k p` and `log_k (t / 2^d)` combining instructions after one another (an input's total is `2^d`).
 
 Divisions never shift or combine, so they add to the shifts and combinations; shifts and combinations
 add up only when no instruction does both (the basic set), and otherwise the larger counts.
@@ -27,7 +29,7 @@ from dataclasses import dataclass
 
 from cain.model.filter import Filter
 from cain.model.isa import Macro, instruction_set
-from cain.search.atoms import Atoms, from_goal
+from cain.search.atoms import Atoms, from_goal, total
 
 
 @dataclass(frozen=True)
@@ -97,6 +99,14 @@ def bag_bound(bag: list[Atoms], depth: int, inputs: list[Atoms], kinds: Kinds) -
     combines = (
         math.ceil(math.log(positions, kinds.fan_in) - 1e-9) if positions > 1 and kinds.fan_in > 1 else 0
     )
+    if kinds.fan_in > 1:
+        mass = max((total(g) for g in bag), default=0)
+        reach = max((total(g) for g in inputs), default=1)
+        grown = 0
+        while reach < mass:
+            reach *= kinds.fan_in
+            grown += 1
+        combines = max(combines, grown)
     if kinds.combine_shift:
         shifts = -(-width // max(kinds.shift, kinds.combine_shift))
         work = max(shifts, combines)

@@ -42,6 +42,10 @@ SYMMETRIES = ((1, 0, 0, 1), (0, -1, 1, 0), (-1, 0, 0, -1), (0, 1, -1, 0),
               (-1, 0, 0, 1), (1, 0, 0, -1), (0, 1, 1, 0), (0, -1, -1, 0))  # fmt: skip
 """The dihedral group of the square as matrices `(a, b, c, d)`: `(x, y) -> (a x + b y, c x + d y)`."""
 
+MEMO_ITEMS = 2_000_000
+"""Most sub-multisets and steps the per-goal memos hold together (a goal with large counts has hundreds of
+thousands of sub-multisets)."""
+
 
 @dataclass
 class ExactResult:
@@ -124,7 +128,13 @@ class ExactSearch:
         self._combined: dict[tuple, int | None] = {}
         self._reach: set[int] = set()
         """The goals of the forward table and the inputs: a child within its horizon holds no other."""
-        self._binaries_near: dict[int, list] = {}
+        self._anchors: dict[atoms.Atoms, set[tuple[int, int]]] = {}
+        """The goals of `_reach` by pattern (`atoms.pattern`): the positions of their first atoms."""
+        self._parts: dict[int, list[tuple[atoms.Atoms, atoms.Atoms]]] = {}
+        self._held_items = 0
+        """Entries of `_parts`, `_near` and `_binaries` together (emptied past `MEMO_ITEMS`)."""
+        self._near: dict[tuple[int, int, str], list] = {}
+        """(goal, n, generator) -> the generator's steps with at most `n` operands outside the table."""
         self._forward_unaries: dict[int, list[int]] = {}
 
     # -- bounds and symmetry --------------------------------------------------------------------
@@ -138,7 +148,7 @@ class ExactSearch:
                 [self.space.goal_of[g] for g in bag], self.space.depth, self.input_goals, self.kinds
             )
             if self.horizon:
-                goals = tuple(sorted({g for g in bag if g not in self.inputs}))
+                goals = tuple(sorted({g for g in bag if g not in self.inputs and self.space.goal_of[g]}))
                 b = max(b, self.table.get(goals, self.horizon + 1))
                 # distinct goals are made by distinct instructions: the earliest made of those needing at
                 # least c instructions each comes at step c or later, and each other one after it
@@ -207,8 +217,12 @@ class ExactSearch:
             self.horizon += 1
             self._level = nxt
             self._bounds.clear()
-            self._binaries_near.clear()
-            self._reach = self.inputs | {g for state in nxt for g in state} | self._reach
+            self._near.clear()
+            fresh = {g for state in nxt for g in state} - self._reach
+            self._reach |= self.inputs | fresh
+            for g in fresh | self.inputs:
+                goal = space.goal_of[g]
+                self._anchors.setdefault(atoms.pattern(goal), set()).add(goal[0][:2])
 
     def _new_values(self, avail: list[int]):
         """Every value one instruction computes from `avail` (None where its terms would cancel)."""
@@ -329,7 +343,7 @@ class ExactSearch:
                     continue
                 for dirs, off in f.offsets:
                     got.append((f, dirs, self._lowers(f, dirs, off, (part, rest))))
-        self._binaries[u] = got
+        self._remember(self._binaries, u, got)
         return got
 
     def _binary_from(self, u: int, known: set[int], both: bool):
@@ -382,6 +396,108 @@ class ExactSearch:
                     c = space.intern(atoms.sub(w, b))
                     if new == 1 or c in known:
                         yield f, (), (e, e2, c)
+
+    def _outside(self, limit: int, rest_counts: dict[int, int]) -> int:
+        """How many new goals outside the forward table a child of the rest `rest_counts` may hold within
+        `limit` steps: each such goal needs `horizon + 1` steps alone, and distinct goals distinct
+        instructions, so `m > 0` of them need `horizon + m` (as `bound` counts them); negative when the
+        rest alone needs more."""
+        if not self.horizon:
+            return 3
+        goal_of = self.space.goal_of
+        far = sum(1 for g, c in rest_counts.items() if c and goal_of[g] and g not in self._reach)
+        return limit - self.horizon - far if far else max(0, limit - self.horizon)
+
+    def _strangers(self, lowers: tuple[int, ...], known: set[int]) -> int:
+        """The distinct lowers that are new to the bag and outside the forward table."""
+        return len({lo for lo in lowers if lo not in known and lo not in self._reach})
+
+    def _held(self, part: atoms.Atoms, known: set[int]) -> bool:
+        """Whether the goal `part` is in the forward table or among `known`."""
+        i = self.space.id_of.get(part)
+        return i is not None and (i in self._reach or i in known)
+
+    def _remember(self, table: dict, key, got: list) -> None:
+        """Memoise `got` in `table`, first emptying the per-goal memos when they would pass `MEMO_ITEMS`."""
+        self._held_items += len(got)
+        if self._held_items > MEMO_ITEMS:
+            for memo in (self._parts, self._near, self._binaries):
+                memo.clear()
+            self._held_items = len(got)
+        table[key] = got
+
+    def _sub_parts(self, u: int) -> list[tuple[atoms.Atoms, atoms.Atoms]]:
+        """(part, rest) for every non-empty proper sub-multiset `part` of goal `u` (memoised)."""
+        got = self._parts.get(u)
+        if got is None:
+            goal = self.space.goal_of[u]
+            got = [(p, atoms.sub(goal, p)) for p in self._sub_multisets(goal)]
+            self._remember(self._parts, u, got)
+        return got
+
+    def _offsets_near(self, part: atoms.Atoms, f: Form, i: int, known: set[int], known_at: dict):
+        """The offsets of form `f` at which term `i` holding `part` reads a goal of the forward table or
+        of `known` (`known_at`: its goals' anchors by pattern), with their directions."""
+        if f.signs[i] < 0:
+            part = atoms.neg(part)
+        if not f.shifted[i]:
+            if self._held(part, known):
+                yield from f.offsets
+            return
+        ax, ay = part[0][:2]
+        pattern = atoms.pattern(part)
+        at = self._anchors.get(pattern, ())
+        kat = known_at.get(pattern, ())
+        for dirs, (dx, dy) in f.offsets:
+            if (ax - dx, ay - dy) in at or (ax - dx, ay - dy) in kat:
+                yield dirs, (dx, dy)
+
+    def _near_steps(self, u: int, out: int, make) -> list:
+        """`make(u, set(), out)`'s steps computing `u` with at most `out` operands outside the forward
+        table (`_binary_near` or `_ternary_near`, memoised per horizon)."""
+        key = (u, out, make.__name__)
+        got = self._near.get(key)
+        if got is None:
+            got = list(make(u, set(), out))
+            self._remember(self._near, key, got)
+        return got
+
+    def _binary_near(self, u: int, known: set[int], out: int):
+        """The two-operand steps computing `u` with at most `out` (0 or 1) operands outside the forward
+        table and `known`: one operand found by its pattern, the other checked when `out` is 0."""
+        known_at: dict = {}
+        for g in known:
+            goal = self.space.goal_of[g]
+            if goal:
+                known_at.setdefault(atoms.pattern(goal), set()).add(goal[0][:2])
+        for part, rest in self._sub_parts(u):
+            self._check_time()
+            for f in self.space.binary:
+                for i in (0,) if f.symmetric else (0, 1):
+                    parts = (part, rest) if i == 0 else (rest, part)
+                    for dirs, off in self._offsets_near(part, f, i, known, known_at):
+                        lowers = self._lowers(f, dirs, off, parts)
+                        if out or all(lo in self._reach or lo in known for lo in lowers):
+                            yield f, dirs, lowers
+
+    def _ternary_near(self, u: int, known: set[int], out: int):
+        """The three-operand steps computing `u` with at most `out` (below 3) operands outside the
+        forward table and `known`: the first found among the sub-multisets of `u`."""
+        space = self.space
+        for f in space.ternary:
+            if not all(s == 1 and not sh for s, sh in zip(f.signs, f.shifted, strict=True)):
+                raise CainError(f"exact search: no reverse form for the three-operand macro {f.macro}")
+            for a, w in self._sub_parts(u):
+                if not self._held(a, known):
+                    continue
+                self._check_time()
+                for b in self._sub_multisets(w):
+                    if out < 2 and not self._held(b, known):
+                        continue
+                    c = atoms.sub(w, b)
+                    if out < 1 and not self._held(c, known):
+                        continue
+                    yield f, (), (space.intern(a), space.intern(b), space.intern(c))
 
     @staticmethod
     def _sub_multisets(goal: atoms.Atoms):
@@ -453,22 +569,29 @@ class ExactSearch:
                 if len(child) + 1 <= R:  # the copy's result takes a fresh register
                     yield from self._emit(seen, (space.copy.macro, (), u, (u,)), child, limit)
             known = set(rest) | self.inputs
-            near = limit <= self.horizon  # the child's goals must all be in the forward table
-            if near and new >= 2:
-                binary = self._binaries_near.get(u)
-                if binary is None:
-                    reach = self._reach
-                    binary = [m for m in self._binary(u) if all(lo in reach for lo in m[2])]
-                    self._binaries_near[u] = binary
-            else:
-                binary = self._binary(u) if new >= 2 else self._binary_from(u, known, both=new == 0)
-            steps = itertools.chain(
-                self._unary(u),
-                binary,
-                self._ternary(u, known, new) if space.ternary else (),
-            )
-            for form, dirs, lowers in steps:
-                if near and not all(lo in self._reach for lo in lowers):
+            out = self._outside(limit, rest_counts)
+            if out < 0:
+                continue
+            near_binary = new >= 2 and out < 2
+            near_ternary = bool(space.ternary) and new >= 3 and out < 3
+            steps = [self._unary(u)]
+            if new < 2:
+                steps.append(self._binary_from(u, known, both=new == 0))
+            elif not near_binary:
+                steps.append(self._binary(u))
+            if space.ternary and not near_ternary:
+                steps.append(self._ternary(u, known, new))
+            # the steps whose operands the table holds (at most `out` outside it), and those reading a goal
+            # of the bag outside the table
+            extra = {g for g in rest if g not in self._reach}
+            if near_binary:
+                steps.append(self._near_steps(u, out, self._binary_near))
+                steps.append(self._binary_from(u, extra, both=False) if extra else ())
+            if near_ternary:
+                steps.append(self._near_steps(u, out, self._ternary_near))
+                steps.append(self._ternary(u, extra, 2) if extra else ())
+            for form, dirs, lowers in itertools.chain(*steps):
+                if out < len(lowers) and self._strangers(lowers, known) > out:
                     continue
                 child = list(rest)
                 share = False
