@@ -196,7 +196,7 @@ def _search_one(
         peak_memory=_own_peak_memory(),
         stopped=stopped,
         plan=worker.best_plan,
-        kernel_by_kernel=worker.best_plan is not None and worker.best_plan is worker.alone,
+        kernel_by_kernel=worker.by_kernel,
     )
 
 
@@ -211,11 +211,10 @@ def _worker_main(filt, cfg, names, index, shared, conn) -> None:
 
         stopped = worker.run(progress)
         counts[index] = worker.nodes
-        alone = worker.best_plan is not None and worker.best_plan is worker.alone
         conn.send(
             (
                 "ok",
-                (worker.best, worker.best_plan, alone),
+                (worker.best, worker.best_plan, worker.by_kernel),
                 worker.events,
                 worker.nodes,
                 stopped,

@@ -1,6 +1,6 @@
 """A plan for a filter of several kernels found kernel by kernel: each kernel is searched alone (keeping
 every input alive in its register for the kernels after it, and leaving alone the registers of the kernels
-before it) and the plans are concatenated, then register-allocated and verified as one program. The last
+before it) and the plans are concatenated, to be register-allocated and verified as one program. The last
 kernels may be left too few registers for the search; the constructive program (`cain.search.fallback`)
 computes them in an accumulator alone.
 
@@ -82,13 +82,12 @@ def kernel_by_kernel(
     filt: Filter,
     registers: tuple[str, ...],
     search_one: Callable[[Filter], Program | None],
-    finish: Callable[[Program], Program | None],
     construct: Callable[[Filter], Program | None] | None = None,
-) -> tuple[Program, Program] | None:
-    """The concatenated plan (register-allocated and verified by `finish`, and as SSA), or None when a
-    kernel has no plan or the whole does not fit. `search_one` returns a kernel's SSA plan or None; from
-    the first kernel it has none for, `construct` may build the rest (the constructive program, which
-    needs the fewest registers: it may halve the inputs in place, as no kernel after them needs them)."""
+) -> Program | None:
+    """The concatenated SSA plan (to be register-allocated and verified as one program), or None when a
+    kernel has no plan. `search_one` returns a kernel's SSA plan or None; from the first kernel it has none
+    for, `construct` may build the rest (the constructive program, which needs the fewest registers: it
+    may halve the inputs in place, as no kernel after them needs them)."""
     order = kernel_order(filt)
     if order is None or len(filt.kernels) < 2:
         return None
@@ -111,6 +110,4 @@ def kernel_by_kernel(
             break
         parts.append(([i], plan))
         taken.add(filt.kernels[i].register)
-    ssa = concatenate(filt, parts)
-    done = finish(ssa)
-    return (done, ssa) if done is not None else None
+    return concatenate(filt, parts)

@@ -172,23 +172,24 @@ class Worker:
         pairs.extend(tail)
         self._offer(to_program(self.space, self.filt, pairs))
 
+    def _beaten(self, macros: int) -> bool:
+        """Whether a plan of `macros` is not worth keeping: longer than the best, or as long when ties are
+        not kept (they are under `cost=icws`, up to `BUS_TIES`)."""
+        tie = macros == self.best_cost and (not self.icws_cost or self.ties >= BUS_TIES)
+        return macros > self.best_cost or tie
+
     def _offer(self, program: Program) -> None:
         """Keep `program` (an SSA plan) as the best if it is shorter, fits the registers and verifies; under
         `cost=icws` plans as short as the best are kept too, as candidates for bus-level scoring."""
-        if program.macros > self.best_cost or (program.macros == self.best_cost and not self.icws_cost):
-            return
-        if program.macros == self.best_cost and self.ties >= BUS_TIES:
+        if self._beaten(program.macros):  # the plan's own length: allocation only adds moves
             return
         done = finish(program, self.filt, self.names)
         if done is None:
             self.discarded += 1
             return
-        # allocation may add moves: compare the allocated program
-        if done.macros > self.best_cost or (done.macros == self.best_cost and not self.icws_cost):
+        if self._beaten(done.macros):
             return
         tie = done.macros == self.best_cost
-        if tie and self.ties >= BUS_TIES:
-            return
         if self.icws_cost:
             self.candidates.append((done, program))
         if tie:
@@ -310,10 +311,14 @@ class Worker:
             found = fallback(sub, cfg.instruction_set, sub.registers, lambda p: finish(p, sub, sub.registers))
             return found[1] if found is not None else None
 
-        found = kernel_by_kernel(self.filt, self.names, search_one, lambda p: p, construct)
-        if found is not None:
-            self._offer(found[1])
-            self.alone = self.best_plan if self.best is not None else None
+        self.alone = kernel_by_kernel(self.filt, self.names, search_one, construct)
+        if self.alone is not None:
+            self._offer(self.alone)
+
+    @property
+    def by_kernel(self) -> bool:
+        """Whether the best plan is the one compiled kernel by kernel."""
+        return self.alone is not None and self.best_plan is self.alone
 
     def _naive_cap(self) -> int:
         """A cost no plan worth finding exceeds: roughly that of building every atom position of every
