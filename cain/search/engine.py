@@ -18,6 +18,7 @@ from cain.search.bound import filter_bound
 from cain.search.config import DEFAULT_TIME, PlanEvent, SearchConfig, SearchResult, register_names
 from cain.search.exact import ExactSearch
 from cain.search.fallback import fallback
+from cain.search.full import full_bag_refuted
 from cain.search.space import Space
 from cain.search.worker import Worker, finish
 
@@ -75,7 +76,11 @@ def search(filt: Filter, cfg: SearchConfig | None = None) -> SearchResult:
     _check_size(filt, cfg)
     start = time.perf_counter()
     bound = filter_bound(filt, cfg.instruction_set)
-    if cfg.exact:
+    final = [atoms.from_goal(g) for g in filt.final_goals()]
+    if full_bag_refuted(final, len(filt.inputs), len(names)):
+        # no program of the goal model fits: only the constructive program could, so do not search
+        result = SearchResult(program=None, stopped="impossible")
+    elif cfg.exact:
         result = _search_exact(filt, cfg, names, start, bound)
     else:
         run = _search_one if cfg.workers == 1 else _search_parallel
@@ -86,6 +91,8 @@ def search(filt: Filter, cfg: SearchConfig | None = None) -> SearchResult:
     result.lower_bound = bound
     result.model_bound = max(result.model_bound, bound)
     result.optimal = result.program is not None and result.program.macros <= result.model_bound
+    if result.program is not None and result.stopped == "impossible":
+        result.stopped = "exhausted"  # the constructive program (it may cancel atoms) fits after all
     return result
 
 

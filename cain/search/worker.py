@@ -252,6 +252,8 @@ class Worker:
         parts = [Kernel.exact(kernel.name, kernel.register, atoms.to_goal(rest), self.filt.depth, channels)]
         if centre:
             (x, y, z, c), spare = centre[0], [r for r in self.names if r != kernel.register]
+            if not spare:
+                return  # no register to hold the centre atom beside the rest
             parts.append(
                 Kernel.exact(
                     "centre", spare[-1], atoms.to_goal(((x, y, z, abs(c)),)), self.filt.depth, channels
