@@ -130,9 +130,9 @@ def test_a_value_with_two_users_is_inlined_into_both():
     )
     f = Filter.of_goals("shared", p.output_goals([Goal.identity(1)]), 0, ["A"], ["B", "C"])
     allocated = allocate(p, f.registers)
-    shared = synthesize_ops(allocated, f.registers, Options(defer="shared"))
+    shared = synthesize_ops(allocated, f.registers, Options(defer=("shared",)))
     assert [str(op) for op in shared] == ["bus(NEWS, A)", "bus(B, NEWS, XN, XE)", "bus(C, NEWS, XE, XS)"]
-    assert len(synthesize_ops(allocated, f.registers, Options(defer="single"))) == 5
+    assert len(synthesize_ops(allocated, f.registers, Options(defer=("single",)))) == 5
     verify_bus(shared, f)
     run_against_correlation(shared, f)
     assert len(synthesize(allocated, f).ops) == 3
@@ -221,7 +221,7 @@ def test_random_plans_synthesise_to_correct_bus_code(program):
     except CainError:
         assume(False)
     for defer in DEFERRALS:
-        ops = synthesize_ops(p, f.registers, Options(beam=12, defer=defer))
+        ops = synthesize_ops(p, f.registers, Options(beam=12, defer=(defer,)))
         if ops is not None:  # the raw search result, before synthesize's own verification
             check_rules(ops)
             verify_bus(ops, f)

@@ -7,7 +7,7 @@ from pathlib import Path
 
 import pytest
 
-from cain.backend.bus_synth import Options, synthesize
+from cain.backend.bus_synth import synthesize
 from cain.backend.verify import verify_program
 from cain.diagnostics import CainError
 from cain.frontend.kernel import parse_filter
@@ -17,7 +17,7 @@ from cain.search import SearchConfig, atoms, search
 from cain.search.kernel_by_kernel import kernel_order
 from cain.search.plan import direct_solution
 from cain.search.space import Space
-from cain.search.worker import BUS_BEAM, BUS_CANDIDATES, to_score
+from cain.search.worker import BUS_CANDIDATES, BUS_OPTIONS, to_score
 
 EXAMPLES = Path(__file__).parent.parent / "examples"
 
@@ -278,7 +278,7 @@ def test_icws_cost_scores_plans_at_bus_level():
     check(r.program, f)
     # the plans are found by macros, then the shortest are synthesised at bus level and the best kept
     assert all(e.bus_icws == 0 for e in r.events[:-1])
-    assert len(synthesize(r.program, f, Options(beam=BUS_BEAM)).ops) == r.events[-1].bus_icws < r.program.icws
+    assert len(synthesize(r.program, f, BUS_OPTIONS).ops) == r.events[-1].bus_icws < r.program.icws
 
 
 def test_random_order_is_deterministic_for_a_seed():
@@ -387,9 +387,9 @@ def test_kernels_that_overwrite_an_input_are_compiled_last():
     assert kernel_order(two) is None  # each destroys an input the other needs
 
 
-def test_cost_icws_scores_the_shortest_plans_then_one_of_each_longer_length():
+def test_cost_icws_scores_one_plan_of_each_length_then_the_shortest():
     """Earlier, longer plans are scored at bus level too (AnalogNet2's 29-macro plan lowers to fewer ICWs
-    than its 21-macro ones), after the shortest; ties beyond `BUS_CANDIDATES` are not."""
+    than its 21-macro ones), before more of the shortest; ties beyond `BUS_CANDIDATES` are not."""
 
     class Plan:
         def __init__(self, macros: int, tag: str):
@@ -398,4 +398,4 @@ def test_cost_icws_scores_the_shortest_plans_then_one_of_each_longer_length():
     lengths = [29, 25, *[21] * (BUS_CANDIDATES + 2), 22, 25]
     candidates = [(Plan(m, f"{m}-{i}"), None) for i, m in enumerate(lengths)]
     chosen = [done.tag for done, _ in to_score(candidates)]
-    assert chosen == [f"21-{i}" for i in range(2, 2 + BUS_CANDIDATES)] + ["22-12", "25-1", "29-0"]
+    assert chosen == ["21-2", "22-12", "25-1", "29-0"] + [f"21-{i}" for i in range(3, 2 + BUS_CANDIDATES)]

@@ -20,7 +20,7 @@ NEWS only when the op reads no NEWS-family register.
 from __future__ import annotations
 
 from collections.abc import Iterable, Sequence
-from dataclasses import dataclass, replace
+from dataclasses import dataclass
 from itertools import combinations, product
 
 from cain.backend.regalloc import allocate
@@ -149,13 +149,13 @@ class Options:
     """Patterns up to this many ICWs dearer than a step's cheapest are kept (for their signs and NEWS)."""
     max_bus2: int | None = None
     """Most `bus2`/`bus3` micro-ops (the noisiest) a program may hold; None: no limit."""
-    defer: str | None = None
-    """Which values may be inlined into their consumers (`DEFERRALS`: every value, single-use ones, none);
-    None: `synthesize_ops` tries each."""
+    defer: tuple[str, ...] = ("shared", "single", "none")
+    """Which values may be inlined into their consumers, per run of the search (`DEFERRALS`): `synthesize_ops`
+    runs it once per mode and keeps the shortest program."""
 
 
 DEFERRALS = ("shared", "single", "none")
-"""What `Options.defer` may inline: values with any number of users, values with one, nothing."""
+"""Deferral modes: values with any number of users may be inlined, values with one user, nothing."""
 
 
 class _State:
@@ -182,8 +182,10 @@ class _State:
 
 
 class _Synth:
-    def __init__(self, plan: Plan, registers: Sequence[str], options: Options):
-        self.plan, self.names, self.options = plan, tuple(registers), options
+    def __init__(self, plan: Plan, registers: Sequence[str], options: Options, mode: str):
+        if mode not in DEFERRALS:
+            raise ValueError(f"unknown deferral mode {mode!r} (choose from {', '.join(DEFERRALS)})")
+        self.plan, self.names, self.options, self.mode = plan, tuple(registers), options, mode
         self.index = {r: i for i, r in enumerate(self.names)}
         steps = plan.steps
         last: dict[int, int] = {}
@@ -289,10 +291,10 @@ class _Synth:
     def deferrable(self, state: _State, step: Step, form: Lin) -> bool:
         """A value may be inlined into its consumers (every one of them) when each combined form is still
         one the patterns can compute: coefficients of one, at most two steps away."""
-        if self.options.defer == "none" or step.halve or step.result in self.outputs or len(form) > 4:
+        if self.mode == "none" or step.halve or step.result in self.outputs or len(form) > 4:
             return False
         users = self.users.get(step.result, ())
-        if self.options.defer == "single" and len(users) != 1:
+        if self.mode == "single" and len(users) != 1:
             return False
         pending = dict(state.pending)
         pending[step.result] = form
@@ -629,8 +631,8 @@ def synthesize_ops(
     which fits."""
     best = None
     for plan in (linear_plan(program), linear_plan(program, fold_copies=False, merge=False)):
-        for defer in DEFERRALS if options.defer is None else (options.defer,):
-            ops = _Synth(plan, registers, replace(options, defer=defer)).run()
+        for mode in options.defer:
+            ops = _Synth(plan, registers, options, mode).run()
             if ops is not None and (
                 best is None or (len(ops), noisy_ops(ops)) < (len(best), noisy_ops(best))
             ):

@@ -25,6 +25,8 @@ from cain.search.space import Pair, Space
 
 BUS_BEAM = 16
 """Beam width of the bus-level synthesis that scores each plan under `cost=icws` (the passes use more)."""
+BUS_OPTIONS = Options(beam=BUS_BEAM, defer=("single", "none"))
+"""How `cost=icws` scores a plan: a narrower beam than the passes', without the slowest deferral mode."""
 BUS_TIES = 24
 """Under `cost=icws`, plans as short in macros as the best are kept too, up to this many per worker."""
 BUS_CANDIDATES = 8
@@ -78,16 +80,15 @@ class _Node:
 
 
 def to_score(candidates: list[tuple[Program, Program]]) -> list[tuple[Program, Program]]:
-    """The plans `cost=icws` scores at bus level, in order: the `BUS_CANDIDATES` shortest (allocated
-    length first), then the first of each longer length."""
+    """The plans `cost=icws` scores at bus level, in order (a time budget may end the scoring early): the
+    shortest (allocated length), the first of each longer length, then the next shortest up to
+    `BUS_CANDIDATES` of the shortest length's ties and neighbours."""
     ranked = sorted(candidates, key=lambda c: c[0].macros)
-    lengths = {done.macros for done, _ in ranked[:BUS_CANDIDATES]}
-    longer = []
-    for done, program in ranked[BUS_CANDIDATES:]:
-        if done.macros not in lengths:
-            lengths.add(done.macros)
-            longer.append((done, program))
-    return ranked[:BUS_CANDIDATES] + longer
+    first: dict[int, tuple[Program, Program]] = {}
+    for c in ranked:
+        first.setdefault(c[0].macros, c)
+    chosen = list(first.values())
+    return chosen + [c for c in ranked[:BUS_CANDIDATES] if all(c is not d for d in chosen)]
 
 
 class Worker:
@@ -232,7 +233,7 @@ class Worker:
                 and time.perf_counter() >= self.hard_deadline
             ):
                 break
-            ops = synthesize(done, self.filt, Options(beam=BUS_BEAM)).ops
+            ops = synthesize(done, self.filt, BUS_OPTIONS).ops
             if best is None or (len(ops), done.macros) < best[0]:
                 best = ((len(ops), done.macros), done, program, sum(op.kind != "bus" for op in ops))
         if best is None:
