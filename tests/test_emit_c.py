@@ -120,7 +120,9 @@ def test_gaussian_runs_as_c(level, program, filter_register, tmp_path):
     expected = correlate(images[:, 0], f.kernels[0].goal, f.depth)
     m = reach(p)
     assert np.allclose(out[m:-m, m:-m], expected[m:-m, m:-m], atol=1e-9)
-    assert not np.allclose(out, expected)  # the edge pixels see zeros: the comparison is not vacuous there
+    # not vacuous: the blur differs from its input (a program's edge pixels may or may not be exact: a bus
+    # program reading only the input through NEWS sees the same zeros beyond the edge as the correlation)
+    assert not np.allclose(out[m:-m, m:-m], images[0, 0][m:-m, m:-m])
 
 
 @pytest.mark.parametrize("level", ["macro", "synth"])
