@@ -120,8 +120,9 @@ class ExactBusSearch:
         self.outputs = [(index[k.register], self.intern(_goal_atoms(k.goal))) for k in filt.kernels]
         if len({s for s, _ in self.outputs}) != len(self.outputs):
             raise CainError("exact search: two outputs share a register")
-        self.output_slots = {s for s, _ in self.outputs}
-        self.free_slots = [i for i in range(R) if i not in self.output_slots]
+        self.goals = dict(self.outputs)
+        """Output register slot -> its goal."""
+        self.free_slots = [i for i in range(R) if i not in set(self.goals)]
         start = [UNSET] * (R + 1)
         for goal, (_, reg) in zip(filt.initial_goals(), filt.inputs, strict=True):
             start[index[reg]] = self.intern(_goal_atoms(goal))
@@ -365,13 +366,10 @@ class ExactBusSearch:
                 v = self.shifted(w, -dx, -dy)
             else:
                 v = w
-            if (
-                left
-                and not (s in self.output_slots and v == vals[s])
-                and not self.fits_value(v, factor, left if s == R or left > 1 else 0)
-            ):
-                if not any(s == o and v == g for o, g in self.outputs):
-                    continue
+            # what a register holds with one step left is read in place by the last micro-op
+            reach = left if s == R or left > 1 else 0
+            if left and self.goals.get(s) != v and not self.fits_value(v, factor, reach):
+                continue
             stored[(s, name)] = v
         usable = [c for c in cands if c in stored]
         for dests in itertools.combinations(usable, n) if n > 1 else ((c,) for c in usable):
