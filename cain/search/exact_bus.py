@@ -136,6 +136,11 @@ class ExactBusSearch:
             if all(self._image(s, g) == g for _, g in self.outputs) and all(self._image(s, v) == v for v in start if v)
         ] if symmetry else [SYMMETRIES[0]]  # fmt: skip
         self._sym: dict[tuple, int] = {}
+        self._last_reads: dict[tuple[int, bool], bool] = {}
+        self._targets = [
+            {(x, y, z): -n * c for x, y, z, c in self.goal_of[g]} for _, g in self.outputs for n in (1, 2, 3)
+        ]
+        """What the last micro-op's sources add up to: `-n` times a kernel, for `bus`, `bus2`, `bus3`."""
         self.failed: dict[tuple, int] = {}
         self.nodes = 0
         self.levels: dict[int, int] = {}
@@ -366,10 +371,11 @@ class ExactBusSearch:
                 v = self.shifted(w, -dx, -dy)
             else:
                 v = w
-            # what a register holds with one step left is read in place by the last micro-op
-            reach = left if s == R or left > 1 else 0
-            if left and self.goals.get(s) != v and not self.fits_value(v, factor, reach):
-                continue
+            if left and self.goals.get(s) != v:
+                if left == 1 and not self.read_last(v, s == R):
+                    continue
+                if not self.fits_value(v, factor, left):
+                    continue
             stored[(s, name)] = v
         usable = [c for c in cands if c in stored]
         for dests in itertools.combinations(usable, n) if n > 1 else ((c,) for c in usable):
@@ -500,6 +506,21 @@ class ExactBusSearch:
                     if len(spare) >= n - len(dests):
                         return (kind, tuple(dests + spare[: n - len(dests)]), chosen)
         return None
+
+    def read_last(self, v: Value, news: bool) -> bool:
+        """Whether the last micro-op can read `v` (held in NEWS, or in a register): moved by a read offset
+        (none from a register), it lies inside `-n` times a kernel for some divisor `n` (memoised)."""
+        key = (v, news)
+        got = self._last_reads.get(key)
+        if got is None:
+            offsets = READ_SHIFT.values() if news else ((0, 0),)
+            got = any(
+                self._inside(self.shifted(v, dx, dy), target)
+                for target in self._targets
+                for dx, dy in offsets
+            )
+            self._last_reads[key] = got
+        return got
 
     def _inside(self, v: Value, target: dict) -> bool:
         """Whether the atoms of `v` are a part of `target` (same signs, counts no larger)."""
