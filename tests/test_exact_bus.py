@@ -136,3 +136,13 @@ def test_pipeline_emits_the_proven_program(tmp_path, capsys):
     out = capsys.readouterr().out
     assert "4 ICWs (bus micro-operations) (optimal in the bus-level model)" in out
     assert out.count("        bus") == 4
+
+
+def test_zero_outputs():
+    """A zero kernel is a `bus` without sources; two of them one `bus2` without sources."""
+    one = Filter.of_goals("z", [Goal(), Goal.from_matrices([[[-1]]])], 0, outputs=("B", "C"))
+    both = Filter.of_goals("z", [Goal(), Goal()], 0, outputs=("B", "C"))
+    for filt, best in ((one, 2), (both, 1)):
+        result = ExactBusSearch(filt, node_budget=NODES).run()
+        assert result.optimal and len(result.ops) == best
+        verify_bus(result.ops, filt)

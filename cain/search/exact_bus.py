@@ -306,11 +306,13 @@ class ExactBusSearch:
         regs_free = [(i, self.slot_name[i]) for members in classes.values() for i in members[::-1][:3]]
         news_dests = [(R, NEWS)] + [(R, NEIGHBOUR_NEWS[d]) for d in DIRECTIONS]
         classes_of = [self.tclass(v) if v else None for v in vals]
-        zero = [s for s, g in self.outputs if not self.goal_of[g] and vals[s] != g]
-        for s in zero:
-            yield from self._place(
-                vals, unread, classes_of, "bus", (), {}, self.intern(()), 0, [(s, self.slot_name[s])]
-            )
+        zero = [(s, self.slot_name[s]) for s, g in self.outputs if not self.goal_of[g] and vals[s] != g]
+        if zero:  # no sources: zero to one, two or three destinations, one of them a zero output
+            empty, dests = self.intern(()), zero + regs_free + news_dests
+            for kind in BUS_KINDS:
+                for step in self._place(vals, unread, classes_of, kind, (), {}, empty, left, dests):
+                    if any(d in zero for d in step[0][1]):
+                        yield step
         stack = [((), {}, 0, False)]
         while stack:
             chosen, counts, start, reads_news = stack.pop()
@@ -450,9 +452,9 @@ class ExactBusSearch:
         return {self.tclass(vals[i]) for i, f in enumerate(unread) if f} - done
 
     def _last(self, vals: tuple[Value, ...], unread: tuple[bool, ...]):
-        """The micro-op that finishes every output from `vals` at once, or None: sources are found among the
-        values that lie inside the (scaled) kernel, where the generic steps would try every sum. It reads
-        every value `unread_classes` names."""
+        """The micro-op that finishes every output from `vals` at once, or None: its sources are found among
+        the values that lie inside `-n` times the kernel, by covering what is left of it. It reads every
+        value `unread_classes` names."""
         R = self.R
         must = self.unread_classes(vals, unread)
         if len(must) > 4:
@@ -461,8 +463,6 @@ class ExactBusSearch:
         goal = todo[0][1]
         if any(g != goal for _, g in todo):
             return None
-        if not self.goal_of[goal]:
-            return ("bus", tuple((s, self.slot_name[s]) for s, _ in todo), ()) if len(todo) == 1 else None
         slots = {s for s, _ in todo}
         holders: dict[Value, list[int]] = {}
         for i in range(R):
@@ -484,28 +484,50 @@ class ExactBusSearch:
                         items.append((name, v))
             if must - {self.tclass(v) for _, v in items}:
                 continue
-            for size in range(max(1, len(must)), most + 1):
-                for chosen in itertools.combinations(items, size):
-                    if must and must - {self.tclass(v) for _, v in chosen}:
-                        continue
-                    if any(isinstance(t, int) and t > 0 and (t - 1, v) not in chosen for t, v in chosen):
-                        continue
-                    total: dict = {}
-                    for _, v in chosen:
-                        for x, y, z, c in self.goal_of[v]:
-                            total[(x, y, z)] = total.get((x, y, z), 0) + c
-                    if total != target:
-                        continue
-                    dests = [(s, self.slot_name[s]) for s, _ in todo]
-                    used = {v for t, v in chosen if isinstance(t, int)}
-                    reads_news = any(isinstance(t, str) for t, _ in chosen)
-                    spare = [(i, self.names[i]) for i in self.free_slots if vals[i] not in used]
-                    spare += [(s, self.slot_name[s]) for s, g in self.outputs if g == goal and s not in slots]
-                    if not reads_news:
-                        spare.append((R, NEWS))
-                    if len(spare) >= n - len(dests):
-                        return (kind, tuple(dests + spare[: n - len(dests)]), chosen)
+            for chosen in self._covers(items, 0, target, (), most) if target else [()]:
+                if must - {self.tclass(v) for _, v in chosen}:
+                    continue
+                need: dict[Value, int] = {}
+                for t, v in chosen:
+                    if isinstance(t, int):
+                        need[v] = need.get(v, 0) + 1
+                # further destinations of a bus2/bus3: registers no source needs, a finished twin, NEWS
+                spare = [(s, self.slot_name[s]) for s, g in self.outputs if g == goal and s not in slots]
+                for i in self.free_slots:
+                    v = vals[i]
+                    if v in need:
+                        if len(holders[v]) <= need[v]:
+                            continue
+                        need[v] += 1  # this holder becomes a destination: one fewer to read from
+                    spare.append((i, self.slot_name[i]))
+                if not any(isinstance(t, str) for t, _ in chosen):
+                    spare.append((R, NEWS))
+                if len(spare) >= n - len(todo):
+                    dests = [(s, self.slot_name[s]) for s, _ in todo] + spare[: n - len(todo)]
+                    return (kind, tuple(dests), chosen)
         return None
+
+    def _covers(self, items: list, start: int, rest: dict, chosen: tuple, most: int):
+        """Every choice of at most `most` of `items` (from `start` on, a register value's k-th copy only
+        after its (k-1)-th) adding up to exactly `rest`."""
+        for i in range(start, len(items)):
+            tag, v = items[i]
+            if isinstance(tag, int) and tag > 0 and items[i - 1] not in chosen:
+                continue
+            if not self._inside(v, rest):
+                continue
+            left = dict(rest)
+            for x, y, z, c in self.goal_of[v]:
+                k = left[(x, y, z)] - c
+                if k:
+                    left[(x, y, z)] = k
+                else:
+                    del left[(x, y, z)]
+            now = (*chosen, items[i])
+            if not left:
+                yield now
+            elif len(now) < most:
+                yield from self._covers(items, i + 1, left, now, most)
 
     def read_last(self, v: Value, news: bool) -> bool:
         """Whether the last micro-op can read `v` (held in NEWS, or in a register): moved by a read offset
