@@ -146,3 +146,26 @@ def test_zero_outputs():
         result = ExactBusSearch(filt, node_budget=NODES).run()
         assert result.optimal and len(result.ops) == best
         verify_bus(result.ops, filt)
+
+
+@pytest.mark.parametrize(
+    "outputs",
+    [
+        [[[1, 0], [0, -1]], [[0, 1], [-1, 0]]],  # Roberts
+        [[[1, 1]], [[1, -1]]],
+        [[[0, 1, 0]], [[1, 0, 1]]],
+        [[[1, 2]], [[2, 1]]],
+        [[[1, 0, -1]]],
+        [[[1], [1], [1]]],
+    ],
+)
+def test_last_step_pruning_keeps_the_optimum(outputs):
+    """The last micro-op found by covering the kernel, and the values it could not read pruned one step
+    earlier, prove the same optimum as the generic steps all the way (one and two outputs)."""
+    goals = [Goal.from_matrices([m]) for m in outputs]
+    filt = Filter.of_goals("tiny", goals, 0, outputs=("B", "C")[: len(goals)], registers=("A", "B", "C", "D"))
+    fast = ExactBusSearch(filt, node_budget=NODES).run()
+    slow = ExactBusSearch(filt, node_budget=NODES, last_step=False).run()
+    assert fast.optimal and slow.optimal and fast.bound == slow.bound
+    verify_bus(fast.ops, filt)
+    verify_bus(slow.ops, filt)

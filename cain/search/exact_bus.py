@@ -57,6 +57,9 @@ READ_SHIFT: dict[str, tuple[int, int]] = {NEWS: (0, 0)} | {
 }
 """How far a source of the NEWS family moves the atoms of what NEWS holds."""
 
+NEAR = tuple((dx, dy) for dx in range(-2, 3) for dy in range(-2, 3) if abs(dx) + abs(dy) <= 2)
+"""How far a value written into NEWS (or a neighbour's) moves by the time a source reads it."""
+
 
 @dataclass
 class ExactBusResult:
@@ -97,10 +100,14 @@ class ExactBusSearch:
         deadline: float | None = None,
         memo_limit: int = 3_000_000,
         symmetry: bool = True,
+        last_step: bool = True,
     ):
         self.filt = filt
         self.names = tuple(names or filt.registers)
         self.node_budget, self.deadline, self.memo_limit = node_budget, deadline, memo_limit
+        self.last_step = last_step
+        """Find the last micro-op by covering the kernel, and prune what it could not read (False: the
+        generic steps all the way, for tests)."""
         R = self.R = len(self.names)
         self.slot_name = (*self.names, NEWS)
         index = {r: i for i, r in enumerate(self.names)}
@@ -190,6 +197,20 @@ class ExactBusSearch:
                 if gz != z0 or abs(c0) > factor * abs(gc) or abs(dx) + abs(dy) > reach:
                     continue
                 sign = 1 if (gc > 0) == (c0 > 0) else -1
+                for (x, y, z), c in counts.items():
+                    g = kernel.get((x + dx, y + dy, z))
+                    if g is None or (g > 0) != (sign * c > 0) or abs(c) > factor * abs(g):
+                        break
+                else:
+                    return True
+        return False
+
+    def fits_near(self, counts: dict, factor: int, offsets, sign: int) -> bool:
+        """Whether the atoms `counts`, moved by one of `offsets`, lie on atoms of a kernel with its signs
+        (`sign` 1) or the opposite ones (-1) and at most `factor` times its counts: a partial sum of sources
+        whose result the last micro-op reads (or that is an output's goal, negated)."""
+        for kernel in self._kernels:
+            for dx, dy in offsets:
                 for (x, y, z), c in counts.items():
                     g = kernel.get((x + dx, y + dy, z))
                     if g is None or (g > 0) != (sign * c > 0) or abs(c) > factor * abs(g):
@@ -347,11 +368,13 @@ class ExactBusSearch:
                         new[(x, y, z)] = old + c
                 else:
                     scale = 3 if n == 1 else 2 if n == 2 else 1
-                    if self.fits(
-                        new,
-                        factor * scale,
-                        left + 1 if left and not reads_news and isinstance(tag, int) else left,
-                    ):
+                    news_after = reads_news or isinstance(tag, str)
+                    if left == 1 and self.last_step:  # the last micro-op reads it: in place, or moved by NEWS
+                        near = self.fits_near(new, 3 * scale, ((0, 0),) if news_after else NEAR, 1)
+                        near = near or self.fits_near(new, scale, ((0, 0),), -1)  # an output written now
+                    else:
+                        near = self.fits(new, factor * scale, left + 1 if left and not news_after else left)
+                    if near:
                         stack.append(((*chosen, items[i]), new, i + 1, reads_news or isinstance(tag, str)))
             self._check()
 
@@ -374,7 +397,7 @@ class ExactBusSearch:
             else:
                 v = w
             if left and self.goals.get(s) != v:
-                if left == 1 and not self.read_last(v, s == R):
+                if left == 1 and self.last_step and not self.read_last(v, s == R):
                     continue
                 if not self.fits_value(v, factor, left):
                     continue
@@ -407,7 +430,7 @@ class ExactBusSearch:
             for s in slots:
                 new_flags[s] = True
             new_flags = tuple(new_flags)
-            if left == 1 and self._last(new_t, new_flags) is None:
+            if left == 1 and self.last_step and self._last(new_t, new_flags) is None:
                 continue
             yield (kind, dests, chosen), new_t, new_flags
 
@@ -426,7 +449,7 @@ class ExactBusSearch:
         if self.node_budget is not None and self.nodes > self.node_budget:
             raise _Budget("nodes")
         self._check()
-        if r == 1:
+        if r == 1 and self.last_step:
             last = self._last(vals, unread)
             if last is not None:
                 path.append((last, vals))
