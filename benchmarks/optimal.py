@@ -114,15 +114,13 @@ def main(argv: Sequence[str] | None = None) -> int:
         "`optimal`: `macros` equals the proven bound (where it also equals the general bound, no program at all "
         "is shorter).\n\n" + common.markdown_table(headers, table) + "\n"
     )
+    return write(args, argv, machine, "Proven optima of small filters", records, body)
+
+
+def write(args, argv: Sequence[str] | None, machine: dict, title: str, records: list, body: str) -> int:
+    """Write the results and the summary (`common.write_outputs`)."""
     common.write_outputs(
-        args,
-        "optimal",
-        "Proven optima of small filters",
-        argv=argv,
-        machine=machine,
-        data={"rows": records},
-        body=body,
-        draw=None,
+        args, "optimal", title, argv=argv, machine=machine, data={"rows": records}, body=body, draw=None
     )
     return 0
 
@@ -191,17 +189,7 @@ def icws(args, argv: Sequence[str] | None, machine: dict) -> int:
         + common.markdown_table(headers, table)
         + "\n"
     )
-    common.write_outputs(
-        args,
-        "optimal",
-        "Proven ICW optima of small filters",
-        argv=argv,
-        machine=machine,
-        data={"rows": records},
-        body=body,
-        draw=None,
-    )
-    return 0
+    return write(args, argv, machine, "Proven ICW optima of small filters", records, body)
 
 
 if __name__ == "__main__":

@@ -196,12 +196,7 @@ class ExactBusSearch:
                 dx, dy = gx - x0, gy - y0
                 if gz != z0 or abs(c0) > factor * abs(gc) or abs(dx) + abs(dy) > reach:
                     continue
-                sign = 1 if (gc > 0) == (c0 > 0) else -1
-                for (x, y, z), c in counts.items():
-                    g = kernel.get((x + dx, y + dy, z))
-                    if g is None or (g > 0) != (sign * c > 0) or abs(c) > factor * abs(g):
-                        break
-                else:
+                if _lies_on(counts, kernel, dx, dy, 1 if (gc > 0) == (c0 > 0) else -1, factor):
                     return True
         return False
 
@@ -209,15 +204,7 @@ class ExactBusSearch:
         """Whether the atoms `counts`, moved by one of `offsets`, lie on atoms of a kernel with its signs
         (`sign` 1) or the opposite ones (-1) and at most `factor` times its counts: a partial sum of sources
         whose result the last micro-op reads (or that is an output's goal, negated)."""
-        for kernel in self._kernels:
-            for dx, dy in offsets:
-                for (x, y, z), c in counts.items():
-                    g = kernel.get((x + dx, y + dy, z))
-                    if g is None or (g > 0) != (sign * c > 0) or abs(c) > factor * abs(g):
-                        break
-                else:
-                    return True
-        return False
+        return any(_lies_on(counts, k, dx, dy, sign, factor) for k in self._kernels for dx, dy in offsets)
 
     def fits_value(self, v: Value, factor: int, reach: int) -> bool:
         """`fits` for an interned value (memoised)."""
@@ -615,6 +602,16 @@ class ExactBusSearch:
                 return ExactBusResult(None, proven, False, self.nodes, str(stop))
             proven = k = k + 1
         return ExactBusResult(None, proven, False, self.nodes, "upper")
+
+
+def _lies_on(counts: dict, kernel: dict, dx: int, dy: int, sign: int, factor: int) -> bool:
+    """Whether every atom of `counts`, moved by `(dx, dy)`, lies on an atom of `kernel` with `sign` times
+    its sign and at most `factor` times its count."""
+    for (x, y, z), c in counts.items():
+        g = kernel.get((x + dx, y + dy, z))
+        if g is None or (g > 0) != (sign * c > 0) or abs(c) > factor * abs(g):
+            return False
+    return True
 
 
 def _goal_atoms(goal) -> tuple:
