@@ -144,13 +144,14 @@ class ExactBusSearch:
         ] if symmetry else [SYMMETRIES[0]]  # fmt: skip
         self._sym: dict[tuple, int] = {}
         self._last_reads: dict[tuple[int, bool], bool] = {}
+        self._sums: dict[tuple[int, int], dict] = {}
+        self._insides: dict[tuple[int, int, int], bool] = {}
         self._targets = [
             {(x, y, z): -n * c for x, y, z, c in self.goal_of[g]} for _, g in self.outputs for n in (1, 2, 3)
         ]
         """What the last micro-op's sources add up to: `-n` times a kernel, for `bus`, `bus2`, `bus3`."""
         self.failed: dict[tuple, int] = {}
         self.nodes = 0
-        self.levels: dict[int, int] = {}
 
     # -- values ---------------------------------------------------------------------------------
     def intern(self, atoms: tuple) -> Value:
@@ -432,7 +433,10 @@ class ExactBusSearch:
         if r == 0:
             return
         self.nodes += 1
-        self.levels[r] = self.levels.get(r, 0) + 1
+        if not self.nodes % 4096:
+            for memo in (self._fits, self._insides, self._last_reads, self._shift, self._sym, self._tclass):
+                if len(memo) > self.memo_limit:
+                    memo.clear()
         if self.node_budget is not None and self.nodes > self.node_budget:
             raise _Budget("nodes")
         self._check()
@@ -482,15 +486,15 @@ class ExactBusSearch:
         for kind, (n, most) in BUS_KINDS.items():
             if n < len(todo):
                 continue
-            target = {(x, y, z): -n * c for x, y, z, c in self.goal_of[goal]}
+            target = self._target(goal, n)
             items = []
             for v, regs in holders.items():
-                if self._inside(v, target):
+                if self._inside_target(v, goal, n):
                     items += [(k, v) for k in range(len(regs))]
             if news is not None:
                 for name, (dx, dy) in READ_SHIFT.items():
                     v = self.shifted(news, dx, dy)
-                    if self._inside(v, target):
+                    if self._inside_target(v, goal, n):
                         items.append((name, v))
             if must - {self.tclass(v) for _, v in items}:
                 continue
@@ -552,6 +556,22 @@ class ExactBusSearch:
                 for dx, dy in offsets
             )
             self._last_reads[key] = got
+        return got
+
+    def _target(self, goal: Value, n: int) -> dict:
+        """`-n` times `goal`, as counts: what the sources of a `busn` writing `goal` add up to."""
+        key = (goal, n)
+        got = self._sums.get(key)
+        if got is None:
+            got = self._sums[key] = {(x, y, z): -n * c for x, y, z, c in self.goal_of[goal]}
+        return got
+
+    def _inside_target(self, v: Value, goal: Value, n: int) -> bool:
+        """`_inside(v, self._target(goal, n))`, memoised."""
+        key = (v, goal, n)
+        got = self._insides.get(key)
+        if got is None:
+            got = self._insides[key] = self._inside(v, self._target(goal, n))
         return got
 
     def _inside(self, v: Value, target: dict) -> bool:
