@@ -4,7 +4,7 @@ Iterative deepening on the number of micro-ops, forwards from the inputs in thei
 what every register of the file and NEWS hold (a goal, or nothing usable); a step is any micro-op of
 `cain.model.isa.BUS_KINDS` the rules of `check_bus` allow: `bus` with one to four sources, `bus2` with
 one or two, `bus3` with one, each source a register, NEWS or a neighbour's NEWS (`XN`..`XW`), each
-destination a register, NEWS or a neighbour's NEWS, and `bus` without sources for a zero output.
+destination a register, NEWS or a neighbour's NEWS; without sources, zero into outputs whose kernel is 0.
 
 **The model** (what "optimal" means here). Besides the bus rules, a program of the model obeys:
 
@@ -18,18 +18,24 @@ destination a register, NEWS or a neighbour's NEWS, and `bus` without sources fo
 Within it nothing is left out, so when depth `k` is exhausted no program of `k` micro-ops exists in the
 model. The reductions that keep the search exact:
 
-- a value whose signs, moved, do not fit those of some kernel (with counts at most `3^j` times the
-  kernel's when `j` micro-ops are left to divide it) can reach no output without cancelling: it is
-  never written, and a partial sum of sources that already fails is not extended;
-- a micro-op whose result is overwritten everywhere before anything read it could be deleted, leaving a
-  shorter program: such programs are skipped (each register carries an "unread" flag);
-- registers that are neither inputs nor outputs are interchangeable, and a dihedral symmetry of the
-  square that maps every kernel onto itself maps programs onto programs: states equal up to both are
-  searched once (`canonical`), and a state refuted with `r` steps left is remembered;
+- without cancelling, every value a program writes lies inside a kernel it reaches: its signs, moved at
+  most one PE per micro-op left (none for a register value with one left: the last micro-op reads it in
+  place), lie on the kernel's with counts at most `3^j` times its own (`j` micro-ops left to divide it).
+  A value that does not is never written, and a partial sum of sources that already fails is not
+  extended;
+- a micro-op whose result is overwritten everywhere before anything reads it, or never read at all,
+  could be deleted, leaving a shorter program, which deepening has refuted first: such programs are
+  skipped (each register carries an "unread" flag, and the last micro-op reads every unread value);
+- registers that are not outputs are interchangeable (what they hold is all that matters), and a
+  dihedral symmetry of the square that maps every kernel onto itself maps programs onto programs: states
+  equal up to both are searched once (`canonical`), and a state refuted with `r` steps left is
+  remembered;
 - a state is pruned when a lower bound says it needs more steps than are left (`bound`): one write per
   unfinished output, one `bus2` per halving between the values held and a kernel's odd counts, one
   step per unit of distance between a kernel's atom and the nearest atom held (a micro-op moves a value
-  at most one PE under the NEWS rules above).
+  at most one PE under the NEWS rules above);
+- with one step left, the last micro-op is found by covering `-n` times the kernel with the values that
+  lie inside it (`_last`), and a child that it cannot finish is not made.
 """
 
 from __future__ import annotations
