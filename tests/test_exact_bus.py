@@ -169,3 +169,11 @@ def test_last_step_pruning_keeps_the_optimum(outputs):
     assert fast.optimal and slow.optimal and fast.bound == slow.bound
     verify_bus(fast.ops, filt)
     verify_bus(slow.ops, filt)
+
+
+def test_benchmark_table(tmp_path, capsys):
+    """`benchmarks.optimal --cost icws` prints the proven row (its program verified again there)."""
+    argv = ["--cost", "icws", "--filters", "prewitt_x", "--budget", "5000", "--out", str(tmp_path), "--quiet"]
+    assert optimal.main(argv) == 0
+    row = next(line for line in capsys.readouterr().out.splitlines() if line.startswith("| prewitt_x"))
+    assert [cell.strip() for cell in row.split("|")[2:6]] == ["4", "4", "yes", "0"]

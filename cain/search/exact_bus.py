@@ -104,7 +104,7 @@ class ExactBusSearch:
         names: Sequence[str] | None = None,
         node_budget: int | None = None,
         deadline: float | None = None,
-        memo_limit: int = 3_000_000,
+        memo_limit: int = 1_000_000,
         symmetry: bool = True,
         last_step: bool = True,
     ):
