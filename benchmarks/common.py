@@ -233,7 +233,8 @@ def numerators_of(filter: Filter) -> list[list[list[int]]]:
 class Run:
     """One search and the independent verification of its best plan.
 
-    `status` is `verified` (a data point), `no plan` (the budget ended before any plan), or `failed`
+    `status` is `verified` (a data point), `no plan` (the budget ended before any plan), `impossible` (no
+    program of the goal model fits the registers, proven before searching: `cain.search.full`), or `failed`
     (the search raised, or its program did not verify: reported, never counted)."""
 
     label: str
@@ -316,8 +317,8 @@ class Run:
             bus = f", {self.bus_icws} ICWs at bus level ({self.bus2} bus2)" if self.bus_icws is not None else ""
             return f"{self.label}: {self.macros} macros{self.bound_text}, {self.icws} ICWs{bus} ({effort})"
         bound = self.bound_text
-        if self.status == "no plan":
-            return f"{self.label}: no plan{bound} ({effort})"
+        if self.status in ("no plan", "impossible"):
+            return f"{self.label}: {self.status}{bound} ({effort})"
         return f"{self.label}: FAILED: {self.error}"
 
 
@@ -358,7 +359,8 @@ def run_search(filter: Filter, *, budget: Budget, seed: int = 0, workers: int = 
     except Exception as exc:  # noqa: BLE001 - any crash of the search is a reported failure
         return Run(label, "failed", seconds=time.perf_counter() - started,
                    error=f"search raised {type(exc).__name__}: {exc}")
-    run = Run(label, "no plan", events=[_event(e) for e in result.events], nodes=int(result.nodes),
+    status = "impossible" if result.stopped == "impossible" else "no plan"
+    run = Run(label, status, events=[_event(e) for e in result.events], nodes=int(result.nodes),
               seconds=float(result.seconds), peak_memory=result.peak_memory, stopped=result.stopped,
               lower_bound=result.lower_bound, model_bound=result.model_bound, optimal=result.optimal)
     if result.program is not None:

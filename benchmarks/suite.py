@@ -491,7 +491,7 @@ def search_in_process(
     data = json.loads(done.stdout)
     run = Run(
         entry.name,
-        "no plan",
+        "impossible" if data["stopped"] == "impossible" else "no plan",
         events=data["events"],
         nodes=int(data["nodes"]),
         seconds=float(data["seconds"]),

@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 import sys
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 
 from cain.dialects.goal import FilterOp, filter_from_op
 from cain.dialects.scamp5 import BusMicroOp
@@ -95,9 +95,16 @@ class SearchPass(ModulePass):
             cfg = self.config(filt.instruction_set)
             result = search(filt, cfg)
             if result.plan is None and result.registers_needed is not None:
+                why = (
+                    "each register ends holding an output, so the last output made must come from the "
+                    "others alone, which none can (proven for every program whose instructions never cancel "
+                    "atoms, the search's model)"
+                    if result.stopped == "impossible"
+                    else "the search found none"
+                )
                 raise CainError(
                     f"search: no program for filter '{filt.name}' fits its {len(register_names(filt, cfg))} "
-                    f"registers: the search found none, and the constructive program needs "
+                    f"registers: {why}, and the constructive program needs "
                     f"{result.registers_needed}; allow {result.registers_needed} registers "
                     f"(search{{registers={result.registers_needed}}} or `option registers`)"
                 )
@@ -134,11 +141,13 @@ class SearchPass(ModulePass):
             counts = {"lower_bound": result.lower_bound, "model_bound": result.model_bound}
             if result.optimal:
                 counts["optimal"] = 1
+            # the kernel carries the register file searched, which regalloc then allocates in
+            searched = replace(filt, registers=register_names(filt, cfg))
             if result.bus_ops is not None:
-                kernel = kernel_from_program(result.program, filt)
+                kernel = kernel_from_program(result.program, searched)
                 found = {**bus_counts(result.bus_ops), "icw_bound": result.icw_bound}
                 kernel = bus_kernel(kernel, map(BusMicroOp.of, result.bus_ops), found)
                 del kernel.attributes["macros"]
                 Rewriter.replace_op(filter_op, kernel)
                 continue
-            Rewriter.replace_op(filter_op, kernel_from_program(result.plan, filt, counts))
+            Rewriter.replace_op(filter_op, kernel_from_program(result.plan, searched, counts))

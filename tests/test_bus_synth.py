@@ -11,6 +11,7 @@ from xdsl.context import Context
 from xdsl.dialects.builtin import ModuleOp
 
 from cain.backend.bus_synth import (
+    DEFERRALS,
     KERNEL_STORE,
     NEWS_FAMILY,
     Options,
@@ -111,6 +112,32 @@ def test_a_sign_flip_copies_into_another_register():
     run_against_correlation(result.ops, f)
 
 
+def test_a_value_with_two_users_is_inlined_into_both():
+    """v = a + east a feeds two outputs: deferred into both, each output is one four-source `bus` reading
+    NEWS at two offsets (3 ICWs in all), where computing v once costs 5."""
+    p = Program(
+        "shared",
+        [(0, "A")],
+        [
+            Instr("movx", (1,), (0,), ("east",)),
+            Instr("add", (2,), (0, 1)),
+            Instr("movx", (3,), (0,), ("north",)),
+            Instr("add", (4,), (2, 3)),
+            Instr("movx", (5,), (0,), ("south",)),
+            Instr("add", (6,), (2, 5)),
+        ],
+        [(4, "B"), (6, "C")],
+    )
+    f = Filter.of_goals("shared", p.output_goals([Goal.identity(1)]), 0, ["A"], ["B", "C"])
+    allocated = allocate(p, f.registers)
+    shared = synthesize_ops(allocated, f.registers, Options(defer="shared"))
+    assert [str(op) for op in shared] == ["bus(NEWS, A)", "bus(B, NEWS, XN, XE)", "bus(C, NEWS, XE, XS)"]
+    assert len(synthesize_ops(allocated, f.registers, Options(defer="single"))) == 5
+    verify_bus(shared, f)
+    run_against_correlation(shared, f)
+    assert len(synthesize(allocated, f).ops) == 3
+
+
 def test_twins_stay_apart_when_asked():
     """Equal steps merge by default; `merge=False` keeps a recomputed value as the plan computed it."""
     p = Program(
@@ -193,7 +220,7 @@ def test_random_plans_synthesise_to_correct_bus_code(program):
         p = allocate(program, f.registers)
     except CainError:
         assume(False)
-    for defer in (True, False):
+    for defer in DEFERRALS:
         ops = synthesize_ops(p, f.registers, Options(beam=12, defer=defer))
         if ops is not None:  # the raw search result, before synthesize's own verification
             check_rules(ops)

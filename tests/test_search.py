@@ -17,7 +17,7 @@ from cain.search import SearchConfig, atoms, search
 from cain.search.kernel_by_kernel import kernel_order
 from cain.search.plan import direct_solution
 from cain.search.space import Space
-from cain.search.worker import BUS_BEAM
+from cain.search.worker import BUS_BEAM, BUS_CANDIDATES, to_score
 
 EXAMPLES = Path(__file__).parent.parent / "examples"
 
@@ -385,3 +385,17 @@ def test_kernels_that_overwrite_an_input_are_compiled_last():
     two = parse_filter("filter two\ninput red -> A\ninput green -> B\n"
                        "output r -> A = { red: [1 0 1] }\noutput g -> B = { green: [1 1 0] }\n", "two.cain")
     assert kernel_order(two) is None  # each destroys an input the other needs
+
+
+def test_cost_icws_scores_the_shortest_plans_then_one_of_each_longer_length():
+    """Earlier, longer plans are scored at bus level too (AnalogNet2's 29-macro plan lowers to fewer ICWs
+    than its 21-macro ones), after the shortest; ties beyond `BUS_CANDIDATES` are not."""
+
+    class Plan:
+        def __init__(self, macros: int, tag: str):
+            self.macros, self.tag = macros, tag
+
+    lengths = [29, 25, *[21] * (BUS_CANDIDATES + 2), 22, 25]
+    candidates = [(Plan(m, f"{m}-{i}"), None) for i, m in enumerate(lengths)]
+    chosen = [done.tag for done, _ in to_score(candidates)]
+    assert chosen == [f"21-{i}" for i in range(2, 2 + BUS_CANDIDATES)] + ["22-12", "25-1", "29-0"]

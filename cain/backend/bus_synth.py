@@ -3,8 +3,8 @@
 Every value of the plan is a linear combination of shifted earlier values (halved for the division
 family). Copies (`mov`, `neg`) and zeros (`res`) are folded away first. A beam search then walks the
 plan in order; each state records what every register holds (a value, stored positive or negated),
-what NEWS holds (any linear combination of shifted values) and which single-use values are deferred
-(inlined into their consumer instead of computed). A value is computed by fused patterns: at most one
+what NEWS holds (any linear combination of shifted values) and which values are deferred (inlined
+into each of their consumers instead of computed). A value is computed by fused patterns: at most one
 write into NEWS or a neighbour's NEWS (`bus(XW, x, y)`), read back at up to four offsets together with
 registers of the right sign in one `bus` (or one `bus2` when halving), after at most a few one-ICW
 sign flips into free registers. Values stay negated until an output needs them positive; NEWS left
@@ -149,8 +149,13 @@ class Options:
     """Patterns up to this many ICWs dearer than a step's cheapest are kept (for their signs and NEWS)."""
     max_bus2: int | None = None
     """Most `bus2`/`bus3` micro-ops (the noisiest) a program may hold; None: no limit."""
-    defer: bool | None = None
-    """Whether single-use values may be inlined into their consumer; None: `synthesize_ops` tries both."""
+    defer: str | None = None
+    """Which values may be inlined into their consumers (`DEFERRALS`: every value, single-use ones, none);
+    None: `synthesize_ops` tries each."""
+
+
+DEFERRALS = ("shared", "single", "none")
+"""What `Options.defer` may inline: values with any number of users, values with one, nothing."""
 
 
 class _State:
@@ -258,8 +263,11 @@ class _Synth:
             )
         used = {t[0] for t, _ in step.form}
         pending = tuple(p for p in state.pending if p[0] not in used)
-        base = _State(state.regs, state.news, pending, state.icws, state.bus2, state.ops)
+        # a deferred value inlined here stays deferred for its later users
+        inlined = tuple(p for p in state.pending if p[0] not in used or self.last[p[0]] > i)
+        base = _State(state.regs, state.news, inlined, state.icws, state.bus2, state.ops)
         lowered = self.lower(base, i, step.result, form, step.halve) if form is not None else []
+        base = _State(state.regs, state.news, pending, state.icws, state.bus2, state.ops)
         if not lowered and len(pending) < len(state.pending):
             # the deferred operands do not fuse into this step: compute them first, then the step itself
             keep = frozenset(used).union(
@@ -279,23 +287,23 @@ class _Synth:
         return sorted(states, key=lambda s: (s.icws, s.bus2))[:3]
 
     def deferrable(self, state: _State, step: Step, form: Lin) -> bool:
-        """A single-use value may be inlined into its consumer when the combined form is still one the
-        patterns can compute: coefficients of one, at most two steps away."""
-        if not self.options.defer or step.halve or step.result in self.outputs or len(form) > 4:
+        """A value may be inlined into its consumers (every one of them) when each combined form is still
+        one the patterns can compute: coefficients of one, at most two steps away."""
+        if self.options.defer == "none" or step.halve or step.result in self.outputs or len(form) > 4:
             return False
-        users = self.users.get(step.result, set())
-        if len(users) != 1:
+        users = self.users.get(step.result, ())
+        if self.options.defer == "single" and len(users) != 1:
             return False
-        consumer = self.plan.steps[next(iter(users))]
         pending = dict(state.pending)
         pending[step.result] = form
-        items: list[tuple[Term, int]] = []
-        for (v, dx, dy), c in consumer.form:
-            items += shifted(pending[v], dx, dy, c) if v in pending else [((v, dx, dy), c)]
-        combined = lin(items)
-        return len(combined) <= 4 and all(
-            abs(c) == 1 and abs(dx) + abs(dy) <= 2 for (_, dx, dy), c in combined
-        )
+        for user in users:
+            items: list[tuple[Term, int]] = []
+            for (v, dx, dy), c in self.plan.steps[user].form:
+                items += shifted(pending[v], dx, dy, c) if v in pending else [((v, dx, dy), c)]
+            combined = lin(items)
+            if len(combined) > 4 or any(abs(c) != 1 or abs(dx) + abs(dy) > 2 for (_, dx, dy), c in combined):
+                return False
+        return True
 
     def holders(self, state: _State) -> dict[tuple[int, int], int]:
         found: dict[tuple[int, int], int] = {}
@@ -615,12 +623,13 @@ def synthesize_ops(
     """Micro-ops computing `program`'s outputs in their registers, by the beam search; None if it found
     none (e.g. too few registers for its patterns). Not yet verified.
 
-    The search runs with and without deferring single-use values (the beam's ranking cannot tell which
-    pays off) and keeps the shorter; when neither finds a program, it runs again on the plan with copies
-    kept as steps of their own and equal steps not merged: the plan's own register use, which fits."""
+    The search runs deferring every value it can, only single-use values, and none (the beam's ranking
+    cannot tell which pays off) and keeps the shortest; when none finds a program, it runs again on the
+    plan with copies kept as steps of their own and equal steps not merged: the plan's own register use,
+    which fits."""
     best = None
     for plan in (linear_plan(program), linear_plan(program, fold_copies=False, merge=False)):
-        for defer in (True, False) if options.defer is None else (options.defer,):
+        for defer in DEFERRALS if options.defer is None else (options.defer,):
             ops = _Synth(plan, registers, replace(options, defer=defer)).run()
             if ops is not None and (
                 best is None or (len(ops), noisy_ops(ops)) < (len(best), noisy_ops(best))

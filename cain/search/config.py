@@ -110,6 +110,8 @@ class SearchResult:
     seconds: float = 0.0
     peak_memory: int = 0
     stopped: str = "exhausted"
+    """Why the search ended: `time`, `nodes`, `optimal`, `exhausted` (no candidates left), or `impossible`
+    (not run: no program of the goal model fits the registers, `cain.search.full`)."""
     plan: Program | None = None
     """The best plan as the search built it: SSA values, no registers (what the search pass emits)."""
     kernel_by_kernel: bool = False

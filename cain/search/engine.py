@@ -19,6 +19,7 @@ from cain.search.config import DEFAULT_TIME, PlanEvent, SearchConfig, SearchResu
 from cain.search.exact import ExactSearch
 from cain.search.exact_bus import ExactBusSearch, upper_ops
 from cain.search.fallback import fallback
+from cain.search.full import full_bag_refuted
 from cain.search.space import Space
 from cain.search.worker import Worker, finish
 
@@ -76,7 +77,11 @@ def search(filt: Filter, cfg: SearchConfig | None = None) -> SearchResult:
     _check_size(filt, cfg)
     start = time.perf_counter()
     bound = filter_bound(filt, cfg.instruction_set)
-    if cfg.exact:
+    final = [atoms.from_goal(g) for g in filt.final_goals()]
+    if full_bag_refuted(final, len(filt.inputs), len(names)):
+        # no program of the goal model fits: only the constructive program could, so do not search
+        result = SearchResult(program=None, stopped="impossible")
+    elif cfg.exact:
         result = _search_exact(filt, cfg, names, start, bound)
     else:
         run = _search_one if cfg.workers == 1 else _search_parallel
@@ -87,6 +92,8 @@ def search(filt: Filter, cfg: SearchConfig | None = None) -> SearchResult:
     result.lower_bound = bound
     result.model_bound = max(result.model_bound, bound)
     result.optimal = result.program is not None and result.program.macros <= result.model_bound
+    if result.program is not None and result.stopped == "impossible":
+        result.stopped = "exhausted"  # the constructive program (it may cancel atoms) fits after all
     return result
 
 
@@ -123,7 +130,8 @@ def _search_exact(
 ) -> SearchResult:
     """A short heuristic search for a plan, then the exact search (`cain.search.exact`) from the lower
     bound up to that plan's length: a shorter program it finds is optimal, and when it refutes every
-    shorter length the heuristic's plan is."""
+    shorter length the heuristic's plan is. With `cost=icws`, the exact search over micro-ops
+    (`cain.search.exact_bus`) below the length of the plan's bus-level synthesis, likewise."""
     timed = cfg.time_budget is not None or cfg.node_budget is None
     seconds = cfg.time_budget or DEFAULT_TIME
     prepass = replace(cfg, node_budget=EXACT_PREPASS, time_budget=seconds / 10 if timed else None)

@@ -28,7 +28,8 @@ BUS_BEAM = 16
 BUS_TIES = 24
 """Under `cost=icws`, plans as short in macros as the best are kept too, up to this many per worker."""
 BUS_CANDIDATES = 8
-"""Under `cost=icws`, the shortest plans (in macros) scored at bus level when the search ends."""
+"""Under `cost=icws`, the shortest plans (in macros) scored at bus level when the search ends; one plan of
+every longer length found is scored after them."""
 BUS_SHARE = 0.15
 """Under `cost=icws` with a time budget, the part of it kept for scoring plans at bus level."""
 
@@ -74,6 +75,19 @@ class _Node:
         self.cands = None
         self.idx = 0
         self.lb = lb
+
+
+def to_score(candidates: list[tuple[Program, Program]]) -> list[tuple[Program, Program]]:
+    """The plans `cost=icws` scores at bus level, in order: the `BUS_CANDIDATES` shortest (allocated
+    length first), then the first of each longer length."""
+    ranked = sorted(candidates, key=lambda c: c[0].macros)
+    lengths = {done.macros for done, _ in ranked[:BUS_CANDIDATES]}
+    longer = []
+    for done, program in ranked[BUS_CANDIDATES:]:
+        if done.macros not in lengths:
+            lengths.add(done.macros)
+            longer.append((done, program))
+    return ranked[:BUS_CANDIDATES] + longer
 
 
 class Worker:
@@ -207,11 +221,11 @@ class Worker:
                     self.shared["icws"].value = done.icws
 
     def _score(self) -> None:
-        """Under `cost=icws`: the shortest plans found (in macros) synthesised at bus level, the best in
+        """Under `cost=icws`: the shortest plans found (in macros) synthesised at bus level, then one plan of
+        each longer length (the earlier bests: their plainer steps often fuse into fewer ICWs), the best in
         ICWs kept; within the time budget's last part (at least one plan is always scored)."""
-        ranked = sorted(self.candidates, key=lambda c: c[0].macros)[:BUS_CANDIDATES]
         best = None
-        for done, program in ranked:
+        for done, program in to_score(self.candidates):
             if (
                 best is not None
                 and self.hard_deadline is not None
@@ -252,6 +266,8 @@ class Worker:
         parts = [Kernel.exact(kernel.name, kernel.register, atoms.to_goal(rest), self.filt.depth, channels)]
         if centre:
             (x, y, z, c), spare = centre[0], [r for r in self.names if r != kernel.register]
+            if not spare:
+                return  # no register to hold the centre atom beside the rest
             parts.append(
                 Kernel.exact(
                     "centre", spare[-1], atoms.to_goal(((x, y, z, abs(c)),)), self.filt.depth, channels
