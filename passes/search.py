@@ -6,12 +6,14 @@ import sys
 from dataclasses import dataclass, replace
 
 from cain.dialects.goal import FilterOp, filter_from_op
+from cain.dialects.scamp5 import BusMicroOp
 from xdsl.context import Context
 from xdsl.dialects.builtin import ModuleOp
 from xdsl.passes import ModulePass
 from xdsl.rewriter import Rewriter
 
-from cain.backend.convert import kernel_from_program
+from cain.backend.bus_synth import counts as bus_counts
+from cain.backend.convert import bus_kernel, kernel_from_program
 from cain.diagnostics import CainError
 from cain.search import SearchConfig, search
 from cain.search.config import DEFAULT_MAX_MEMORY, MAX_ATOMS, memory_size, register_names
@@ -45,7 +47,8 @@ class SearchPass(ModulePass):
     """No progress line on stderr."""
     exact: bool = False
     """Find a shortest program of the goal model and prove it (iterative deepening from the lower bound;
-    small filters only): the kernel then says `optimal`. Otherwise it reports the proven bound."""
+    small filters only): the kernel then says `optimal`. Otherwise it reports the proven bound. With
+    `cost=icws`, a shortest program of bus micro-ops: the kernel is then at bus level (registers chosen)."""
     max_memory: int | str | None = None
     """Stop with the best program when the search's resident memory passes this (`4G`, `512M`, bytes);
     default 4G."""
@@ -140,4 +143,11 @@ class SearchPass(ModulePass):
                 counts["optimal"] = 1
             # the kernel carries the register file searched, which regalloc then allocates in
             searched = replace(filt, registers=register_names(filt, cfg))
+            if result.bus_ops is not None:
+                kernel = kernel_from_program(result.program, searched)
+                found = {**bus_counts(result.bus_ops), "icw_bound": result.icw_bound}
+                kernel = bus_kernel(kernel, map(BusMicroOp.of, result.bus_ops), found)
+                del kernel.attributes["macros"]
+                Rewriter.replace_op(filter_op, kernel)
+                continue
             Rewriter.replace_op(filter_op, kernel_from_program(result.plan, searched, counts))

@@ -66,6 +66,14 @@ def header_comment(kernel: KernelOp) -> list[str]:
     counts = kernel.counts
     kinds = micro_op_kinds(kernel)
     lines += ["", f"approximation depth {f.depth}"]
+    if "icw_bound" in counts:  # the exact search at bus level: no macro program
+        bound = counts["icw_bound"]
+        proof = " (optimal in the bus-level model)" if len(kinds) <= bound else f" (lower bound {bound})"
+        lines.append(
+            f"{len(kinds)} ICWs (bus micro-operations){proof}, {kinds.count('bus2')} bus2, {kinds.count('bus3')} "
+            f"bus3, by the exact search over micro-ops"
+        )
+        return lines
     lines.append(
         f"{counts.get('macros', '?')} macro instructions{length_bound(counts)}, {len(kinds)} ICWs (bus micro-operations), "
         f"{kinds.count('bus2')} bus2, {kinds.count('bus3')} bus3"

@@ -6,6 +6,7 @@ from dataclasses import dataclass, field
 
 from cain.diagnostics import CainError
 from cain.model.filter import Filter
+from cain.model.isa import MicroOp
 from cain.model.program import Program
 
 TRAVERSALS = ("cgds", "dfs", "bfs", "best-first")
@@ -65,7 +66,8 @@ class SearchConfig:
     frontier_keep: int = 3
     exact: bool = False
     """Search for a shortest program of the goal model and prove it (`cain.search.exact`): iterative
-    deepening from the lower bound, within the node or time budget, after a short heuristic search."""
+    deepening from the lower bound, within the node or time budget, after a short heuristic search. With
+    `cost=icws`, a shortest bus micro-op program instead (`cain.search.exact_bus`)."""
     max_memory: int | None = DEFAULT_MAX_MEMORY
     """Bytes of resident memory the search may use (all workers together); past it, it first empties its
     caches and then stops with its best program. None: no limit."""
@@ -127,6 +129,10 @@ class SearchResult:
     """Time after the search itself: building, allocating and verifying the constructive program."""
     registers_needed: int | None = None
     """When there is no program: the fewest registers the constructive fallback needs (None: not known)."""
+    bus_ops: list[MicroOp] | None = None
+    """`exact` with `cost=icws`: the shortest verified micro-op program found (`cain.search.exact_bus`)."""
+    icw_bound: int = 0
+    """`exact` with `cost=icws`: no program of the bus-level model has fewer micro-ops (proven)."""
 
 
 def memory_size(value: int | str) -> int:

@@ -17,6 +17,7 @@ from cain.search import atoms, structure
 from cain.search.bound import filter_bound
 from cain.search.config import DEFAULT_TIME, PlanEvent, SearchConfig, SearchResult, register_names
 from cain.search.exact import ExactSearch
+from cain.search.exact_bus import ExactBusSearch, upper_ops
 from cain.search.fallback import fallback
 from cain.search.full import full_bag_refuted
 from cain.search.space import Space
@@ -129,14 +130,25 @@ def _search_exact(
 ) -> SearchResult:
     """A short heuristic search for a plan, then the exact search (`cain.search.exact`) from the lower
     bound up to that plan's length: a shorter program it finds is optimal, and when it refutes every
-    shorter length the heuristic's plan is."""
-    if cfg.cost != "macros":
-        raise CainError("search: the exact search minimises macros; use cost=macros with exact")
+    shorter length the heuristic's plan is. With `cost=icws`, the exact search over micro-ops
+    (`cain.search.exact_bus`) below the length of the plan's bus-level synthesis, likewise."""
     timed = cfg.time_budget is not None or cfg.node_budget is None
     seconds = cfg.time_budget or DEFAULT_TIME
     prepass = replace(cfg, node_budget=EXACT_PREPASS, time_budget=seconds / 10 if timed else None)
     result = _search_one(filt, prepass, names, start, bound)
     deadline = start + seconds if timed else None
+    if cfg.cost == "icws":
+        if result.program is None:
+            found_plan = fallback(filt, cfg.instruction_set, names, lambda p: finish(p, filt, names))
+            if found_plan is not None:
+                result.program, result.plan = found_plan
+                result.constructive = True
+        upper = upper_ops(result.program, filt, names) if result.program is not None else None
+        by_bus = ExactBusSearch(filt, names, node_budget=cfg.node_budget, deadline=deadline)
+        done = by_bus.run(upper=len(upper) if upper is not None else None)
+        result.bus_ops = done.ops if done.ops is not None else upper
+        result.icw_bound, result.nodes, result.stopped = done.bound, result.nodes + done.nodes, done.stopped
+        return result
     exact = ExactSearch(
         filt,
         cfg.instruction_set,

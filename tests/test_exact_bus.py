@@ -1,0 +1,179 @@
+"""The exact search in ICWs (`cain.search.exact_bus`): optima of tiny filters checked by hand and by an
+independent brute force over single micro-ops, small filters proven at node budgets CI affords, every
+bound at most a length actually achieved, the budget honoured, and the pipeline's bus-level kernel."""
+
+from __future__ import annotations
+
+import itertools
+import sys
+from pathlib import Path
+
+import pytest
+
+ROOT = Path(__file__).resolve().parents[1]
+if str(ROOT) not in sys.path:
+    sys.path.insert(0, str(ROOT))
+
+from benchmarks import optimal
+from cain import cli
+from cain.backend.bus_synth import NEWS_FAMILY
+from cain.backend.sim import GOAL_ALGEBRA, run_bus
+from cain.backend.verify import verify_bus
+from cain.model.filter import Filter
+from cain.model.goal import Goal
+from cain.model.isa import BUS_KINDS, NEIGHBOUR_NEWS, NEWS, MicroOp, SimulationError, check_bus
+from cain.search import SearchConfig, search
+from cain.search.exact_bus import ExactBusSearch, upper_ops
+
+REGISTERS = ("A", "B", "C")
+NODES = 20_000
+
+
+def tiny(matrix, registers=REGISTERS) -> Filter:
+    return Filter.of_goals("tiny", [Goal.from_matrices([matrix])], 0, outputs=("B",), registers=registers)
+
+
+def one_op_programs(registers):
+    """Every single micro-op on `registers` that the bus rules and the NEWS rules of the model allow,
+    reading unset registers too (an independent enumeration: no pruning, no model of values)."""
+    names = (*registers, NEWS, *NEIGHBOUR_NEWS.values())
+    for kind, (n, most) in BUS_KINDS.items():
+        for dests in itertools.combinations(names, n):
+            rest = [r for r in names if r not in dests]
+            for k in range(most + 1):
+                for srcs in itertools.combinations(rest, k):
+                    if set(dests) & NEWS_FAMILY and (
+                        len(set(dests) & NEWS_FAMILY) > 1 or set(srcs) & NEWS_FAMILY
+                    ):
+                        continue
+                    op = MicroOp(kind, dests, srcs)
+                    check_bus(op)
+                    yield op
+
+
+def computes(ops, filt: Filter) -> bool:
+    """Whether `ops` leave every output register holding its goal, every other register starting unset
+    (a unique garbage atom each) and the input in A."""
+    state = {r: Goal({(0, 0, 100 + i): 1}) for i, r in enumerate((*filt.registers, NEWS))}
+    state["A"] = filt.initial_goals()[0]
+    try:
+        run_bus(ops, state, GOAL_ALGEBRA)
+    except SimulationError:
+        return False  # a division leaving a fraction: not a whole goal
+    return all(state[k.register] == k.goal for k in filt.kernels)
+
+
+HAND = {
+    "negation": ([[1]], -1, 1),  # bus(B, A)
+    "copy": ([[1]], 1, 2),  # every micro-op negates: twice
+    "shift": ([[0, 0, 1]], 1, 2),  # NEWS := -A, then B := -XE
+    "difference": ([[0, -1, 1]], 1, 2),  # NEWS := -A, then B := -(XE + A)
+    "pair sum": ([[0, 1, 1]], 1, 2),  # NEWS := -A, then B := -(NEWS + XE)
+}
+"""Tiny kernels (sign applied) with their optimum, checked by hand: a micro-op writes the negated sum of
+its sources, and a neighbour is read only through NEWS, which starts unset."""
+
+
+@pytest.mark.parametrize("name", list(HAND))
+def test_hand_checked_optima(name):
+    matrix, sign, best = HAND[name]
+    filt = tiny([[sign * c for c in row] for row in matrix])
+    result = ExactBusSearch(filt, node_budget=NODES).run()
+    assert result.optimal and result.stopped == "optimal"
+    assert len(result.ops) == result.bound == best
+    verify_bus(result.ops, filt)
+    # independently: no single micro-op computes a kernel whose optimum is 2, and one does when it is 1
+    singles = [op for op in one_op_programs(REGISTERS) if computes([op], filt)]
+    assert bool(singles) == (best == 1)
+
+
+def synthesized(filt: Filter) -> int:
+    """ICWs of bus-level synthesis on a short heuristic search's plan: a length actually achieved."""
+    result = search(filt, SearchConfig(node_budget=200, progress=False))
+    return len(upper_ops(result.program, filt, filt.registers))
+
+
+@pytest.mark.parametrize("name", ["roberts", "prewitt_x", "box3x3", "laplacian4"])
+def test_small_filters_are_proven_within_bus_synth(name):
+    """Proven at a CI node budget, and the bound never above a length achieved: the program's own, and
+    bus-level synthesis of the heuristic search's plan."""
+    filt = optimal.load(name, "all")
+    result = ExactBusSearch(filt, node_budget=NODES).run()
+    assert result.optimal
+    verify_bus(result.ops, filt)
+    assert len(result.ops) == result.bound <= synthesized(filt)
+
+
+def test_gaussian_bound_below_known_programs():
+    """The 3x3 Gaussian: a hand-written bus-level program has 12 ICWs and bus-level synthesis finds 8; the
+    bound stays below both, and the budget ends the search."""
+    filt = optimal.load("gauss3x3", "all")
+    result = ExactBusSearch(filt, node_budget=300).run()
+    assert result.stopped == "nodes" and result.nodes == 301
+    assert 4 <= result.bound <= min(12, synthesized(filt))  # four halvings: 1/16 from the input
+
+
+def test_node_budget_is_honoured():
+    filt = optimal.load("sharpen", "all")
+    result = ExactBusSearch(filt, node_budget=50).run()
+    assert result.stopped == "nodes" and result.ops is None and result.nodes == 51
+    assert result.bound <= 5  # sharpen's optimum (benchmarks/optimal.py --cost icws)
+
+
+def test_symmetry_and_register_classes_keep_the_optimum():
+    """Searching without the square's symmetries proves the same optimum."""
+    filt = optimal.load("box3x3", "all")
+    with_sym = ExactBusSearch(filt, node_budget=NODES).run()
+    without = ExactBusSearch(filt, node_budget=NODES, symmetry=False).run()
+    assert with_sym.optimal and without.optimal and with_sym.bound == without.bound == 4
+
+
+def test_pipeline_emits_the_proven_program(tmp_path, capsys):
+    path = tmp_path / "p.cain"
+    path.write_text(f"filter prewitt_x\ninput A\n{optimal.FILTERS['prewitt_x']}\n")
+    pipeline = "search{exact=true cost=icws budget=5000 quiet=true},regalloc,emit"
+    assert cli.main([str(path), "-p", pipeline]) == 0
+    out = capsys.readouterr().out
+    assert "4 ICWs (bus micro-operations) (optimal in the bus-level model)" in out
+    assert out.count("        bus") == 4
+
+
+def test_zero_outputs():
+    """A zero kernel is a `bus` without sources; two of them one `bus2` without sources."""
+    one = Filter.of_goals("z", [Goal(), Goal.from_matrices([[[-1]]])], 0, outputs=("B", "C"))
+    both = Filter.of_goals("z", [Goal(), Goal()], 0, outputs=("B", "C"))
+    for filt, best in ((one, 2), (both, 1)):
+        result = ExactBusSearch(filt, node_budget=NODES).run()
+        assert result.optimal and len(result.ops) == best
+        verify_bus(result.ops, filt)
+
+
+@pytest.mark.parametrize(
+    "outputs",
+    [
+        [[[1, 0], [0, -1]], [[0, 1], [-1, 0]]],  # Roberts
+        [[[1, 1]], [[1, -1]]],
+        [[[0, 1, 0]], [[1, 0, 1]]],
+        [[[1, 2]], [[2, 1]]],
+        [[[1, 0, -1]]],
+        [[[1], [1], [1]]],
+    ],
+)
+def test_last_step_pruning_keeps_the_optimum(outputs):
+    """The last micro-op found by covering the kernel, and the values it could not read pruned one step
+    earlier, prove the same optimum as the generic steps all the way (one and two outputs)."""
+    goals = [Goal.from_matrices([m]) for m in outputs]
+    filt = Filter.of_goals("tiny", goals, 0, outputs=("B", "C")[: len(goals)], registers=("A", "B", "C", "D"))
+    fast = ExactBusSearch(filt, node_budget=NODES).run()
+    slow = ExactBusSearch(filt, node_budget=NODES, last_step=False).run()
+    assert fast.optimal and slow.optimal and fast.bound == slow.bound
+    verify_bus(fast.ops, filt)
+    verify_bus(slow.ops, filt)
+
+
+def test_benchmark_table(tmp_path, capsys):
+    """`benchmarks.optimal --cost icws` prints the proven row (its program verified again there)."""
+    argv = ["--cost", "icws", "--filters", "prewitt_x", "--budget", "5000", "--out", str(tmp_path), "--quiet"]
+    assert optimal.main(argv) == 0
+    row = next(line for line in capsys.readouterr().out.splitlines() if line.startswith("| prewitt_x"))
+    assert [cell.strip() for cell in row.split("|")[2:6]] == ["4", "4", "yes", "0"]
