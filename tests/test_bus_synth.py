@@ -18,17 +18,18 @@ from cain.backend.bus_synth import (
     check_store,
     expansion,
     linear_plan,
+    noisier,
     synthesize,
     synthesize_ops,
 )
 from cain.backend.convert import kernel_from_program
 from cain.backend.regalloc import allocate
-from cain.backend.sim import correlate, random_images, simulate_bus
+from cain.backend.sim import Noise, correlate, output_noise, random_images, simulate_bus
 from cain.backend.verify import verify_bus
 from cain.diagnostics import CainError
 from cain.model.filter import Filter
 from cain.model.goal import Goal
-from cain.model.isa import DIRECTIONS, INSTRUCTION_SETS, MACROS, check_bus
+from cain.model.isa import DIRECTIONS, INSTRUCTION_SETS, MACROS, MicroOp, check_bus
 from cain.model.program import Instr, Program
 
 
@@ -229,3 +230,20 @@ def test_random_plans_synthesise_to_correct_bus_code(program):
     result = synthesize(p, f, Options(beam=12))
     assert len(result.ops) <= len(expansion(p))
     verify_bus(result.ops, f)
+    assert not noisier(result.ops, result.plain, f, Options().noise)  # fewer ICWs never buy more noise
+
+
+def test_output_noise_is_the_variance_the_simulator_samples():
+    """`output_noise` carries each write's noise through the program exactly: by hand for three micro-ops,
+    and within sampling error of the noisy simulator."""
+    ops = [
+        MicroOp("bus", ("NEWS",), ("A",)),
+        MicroOp("bus", ("B",), ("XE", "A")),  # NEWS's noise, then its own: 2 sigma^2
+        MicroOp("bus2", ("C", "D"), ("B",)),  # B's halved (1/4), then a bus2 write's sigma^2 + extra^2
+    ]
+    noise = Noise(0.5, 1.0, seed=1)
+    assert output_noise(ops, ["A"], ["B", "C"], noise) == pytest.approx([0.5, 0.125 + 1.25])
+    image = np.zeros((1, 200, 200))
+    outs = simulate_bus(ops, {"A": image}, ["B", "C"], noise=noise)
+    sampled = [float(np.var(out[0, 2:-2, 2:-2])) for out in outs]
+    assert sampled == pytest.approx([0.5, 1.375], rel=0.05)

@@ -19,12 +19,12 @@ NEWS only when the op reads no NEWS-family register.
 
 from __future__ import annotations
 
-from collections.abc import Iterable, Sequence
-from dataclasses import dataclass
+from collections.abc import Callable, Iterable, Sequence
+from dataclasses import dataclass, field
 from itertools import combinations, product
 
 from cain.backend.regalloc import allocate
-from cain.backend.sim import instr_micro_ops
+from cain.backend.sim import Noise, instr_micro_ops, output_noise
 from cain.backend.verify import VerificationError, verify_bus
 from cain.model.filter import Filter
 from cain.model.isa import DIRECTIONS, MACROS, NEIGHBOUR_NEWS, NEWS, OPPOSITE, MicroOp, offset_of
@@ -149,6 +149,10 @@ class Options:
     """Patterns up to this many ICWs dearer than a step's cheapest are kept (for their signs and NEWS)."""
     max_bus2: int | None = None
     """Most `bus2`/`bus3` micro-ops (the noisiest) a program may hold; None: no limit."""
+    noise: Noise | None = field(default_factory=lambda: Noise(0.5, 1.0))
+    """The noise model under which a synthesized program must be no noisier than the macros' expansion at
+    every output, or the expansion is kept (by default the bus benchmark's: 0.5 per transfer, 1.0 more on
+    bus2/bus3); None: the ICW count alone decides."""
     defer: tuple[str, ...] = ("shared", "single", "none")
     """Which values may be inlined into their consumers, per run of the search (`DEFERRALS`): `synthesize_ops`
     runs it once per mode and keeps the shortest program."""
@@ -623,10 +627,13 @@ def expansion(program: Program) -> list[MicroOp]:
 
 
 def synthesize_ops(
-    program: Program, registers: Sequence[str], options: Options = Options()
+    program: Program,
+    registers: Sequence[str],
+    options: Options = Options(),
+    accept: Callable[[list[MicroOp]], bool] | None = None,
 ) -> list[MicroOp] | None:
     """Micro-ops computing `program`'s outputs in their registers, by the beam search; None if it found
-    none (e.g. too few registers for its patterns). Not yet verified.
+    none (e.g. too few registers for its patterns) or none that `accept` takes. Not yet verified.
 
     The search runs deferring every value it can, only single-use values, and none (the beam's ranking
     cannot tell which pays off) and keeps the shortest; when none finds a program, it runs again on the
@@ -638,8 +645,10 @@ def synthesize_ops(
             if mode == "shared" and len(plan.steps) > SHARED_STEPS:
                 continue
             ops = _Synth(plan, registers, options, mode).run()
-            if ops is not None and (
-                best is None or (len(ops), noisy_ops(ops)) < (len(best), noisy_ops(best))
+            if (
+                ops is not None
+                and (accept is None or accept(ops))
+                and (best is None or (len(ops), noisy_ops(ops)) < (len(best), noisy_ops(best)))
             ):
                 best = ops
         if best is not None:
@@ -659,6 +668,14 @@ def counts(ops: Sequence[MicroOp]) -> dict[str, int]:
 def noisy_ops(ops: Sequence[MicroOp]) -> int:
     """How many of `ops` are `bus2` or `bus3`."""
     return sum(1 for op in ops if op.kind != "bus")
+
+
+def noisier(ops: Sequence[MicroOp], than: Sequence[MicroOp], filter: Filter, noise: Noise) -> bool:
+    """Whether `ops` leaves more noise than `than` on any of `filter`'s outputs (`sim.output_noise`)."""
+    inputs = [r for _, r in filter.inputs]
+    outputs = [k.register for k in filter.kernels]
+    mine, theirs = output_noise(ops, inputs, outputs, noise), output_noise(than, inputs, outputs, noise)
+    return any(a > b * (1 + 1e-9) for a, b in zip(mine, theirs, strict=True))
 
 
 def check_store(name: str, icws: int) -> None:
@@ -687,14 +704,19 @@ class BusProgram:
 
 
 def synthesize(program: Program, filter: Filter, options: Options = Options()) -> BusProgram:
-    """The shortest verified micro-op program for an allocated `program`: the beam search's, or the macros'
-    expansion when that is no longer or the search's does not verify. An unallocated program is allocated
-    first (cain.backend.regalloc)."""
+    """The shortest verified micro-op program for an allocated `program`: the beam search's shortest that
+    is no noisier than the macros' expansion at any output (`Options.noise`), or that expansion when it is
+    no longer or the search's does not verify. An unallocated program is allocated first."""
     if not program.registers:
         program = allocate(program, filter.registers)
     plain = expansion(program)
-    ops = synthesize_ops(program, filter.registers, options)
     within = options.max_bus2 is None or noisy_ops(plain) <= options.max_bus2
+    noise = options.noise if within else None  # over the bus2 cap, the expansion is no choice
+
+    def quiet(ops: list[MicroOp]) -> bool:
+        return noise is None or not noisier(ops, plain, filter, noise)
+
+    ops = synthesize_ops(program, filter.registers, options, quiet)
     if ops is not None and (len(ops) < len(plain) or not within):
         try:
             verify_bus(ops, filter, images=1, size=24)

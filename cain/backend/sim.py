@@ -168,6 +168,41 @@ class Noise:
         return value + self.rng.normal(0.0, sigma, np.shape(value)) if sigma else value
 
 
+class NoiseTally:
+    """Stands in for `Noise` in a run over `NOISE_ALGEBRA`: every write adds a fresh noise term of the
+    variance `noise` gives it, so a value's variance can be read off exactly instead of sampled."""
+
+    def __init__(self, noise: Noise):
+        self.noise = noise
+        self.variances: list[float] = []
+
+    def perturb(self, value: dict, kind: str) -> dict:
+        extra = self.noise.extra**2 if kind != "bus" else 0.0
+        self.variances.append(self.noise.sigma**2 + extra)
+        return {**value, (len(self.variances) - 1, 0, 0): 1.0}
+
+    def variance(self, value: dict) -> float:
+        """The variance of one pixel of `value`: every term's noise is independent per pixel."""
+        return sum(c * c * self.variances[k] for (k, _, _), c in value.items())
+
+
+def _add_terms(a: dict, b: dict) -> dict:
+    out = dict(a)
+    for k, c in b.items():
+        out[k] = out.get(k, 0.0) + c
+    return out
+
+
+NOISE_ALGEBRA = Algebra(
+    zero=dict,
+    add=_add_terms,
+    neg=lambda a: {k: -c for k, c in a.items()},
+    divide=lambda a, n: {k: c / n for k, c in a.items()},
+    shift=lambda a, o: {(k, x + o[0], y + o[1]): c for (k, x, y), c in a.items()},
+)
+"""Values as the noise terms they carry (`(write, dx, dy) -> coefficient`), the signal left out."""
+
+
 # -- macro programs -------------------------------------------------------------------------------
 
 
@@ -306,6 +341,16 @@ def garbage_registers(registers: Iterable[str], shape: tuple[int, ...], seed: in
 def bus_registers(ops: Sequence[MicroOp]) -> set[str]:
     """The registers of the PE itself that micro-ops name (NEWS, not the neighbours' `XN`..`XW`)."""
     return {r for op in ops for r in op.dests + op.srcs if r not in NEIGHBOUR_SIDE}
+
+
+def output_noise(
+    ops: Sequence[MicroOp], inputs: Sequence[str], outputs: Sequence[str], noise: Noise
+) -> list[float]:
+    """The variance of every `outputs` register's pixels after `ops` under `noise`, the inputs exact:
+    computed, not sampled (each write's noise carried through the program as a term of its own)."""
+    tally = NoiseTally(noise)
+    state = run_bus(ops, {r: {} for r in inputs}, NOISE_ALGEBRA, tally)  # type: ignore[arg-type]
+    return [tally.variance(state[r]) for r in outputs]
 
 
 def random_images(channels: int, images: int = 1, size: int = DEFAULT_SIZE, seed: int = 0) -> np.ndarray:
