@@ -20,9 +20,10 @@ from cain.backend.verify import verify_for_filter
 from cain.model.filter import Filter
 from cain.model.goal import Goal
 from cain.model.isa import DIRECTIONS, instruction_set
-from cain.search import SearchConfig, search
+from cain.search import SearchConfig, exact_sat, search
 from cain.search.bound import filter_bound
 from cain.search.exact import ExactSearch
+from cain.search.space import form_of
 from cain.search.worker import finish
 
 EXACT_NODES = 20_000
@@ -38,7 +39,8 @@ def exact(filt: Filter, iset: str, nodes: int = EXACT_NODES, horizon: int = 3):
 def program_values(iset: str, length: int, cancel: bool) -> dict[Goal, int]:
     """Every goal some program of at most `length` macros of `iset` computes from one input at depth 0,
     with the fewest macros: an independent brute force over programs (values never die: no register limit
-    binds at these lengths). Without `cancel`, no instruction's terms may cancel (the goal model)."""
+    binds at these lengths; one value read twice only where the bus rule lets two operands share a
+    register, as `sub(y, a, a)`). Without `cancel`, no instruction's terms may cancel (the goal model)."""
     macros = instruction_set(iset)
     start = (Goal.identity(1),)
     best: dict[Goal, int] = {start[0]: 0}
@@ -47,7 +49,10 @@ def program_values(iset: str, length: int, cancel: bool) -> dict[Goal, int]:
         nxt = set()
         for values in level:
             for m in macros.values():
-                for ops in itertools.permutations(range(len(values)), len(m.operands)):
+                distinct = form_of(m).distinct
+                for ops in itertools.product(range(len(values)), repeat=len(m.operands)):
+                    if any(ops[i] == ops[j] for i, j in distinct):
+                        continue  # the bus rule puts these operands in two registers: a copy first
                     goals = tuple(values[i] for i in ops)
                     for dirs in itertools.product(sorted(DIRECTIONS), repeat=m.directions):
                         if not cancel and len(m.terms) > 1:
@@ -105,6 +110,23 @@ def test_exact_matches_brute_force(matrix, brute):
     else:
         assert result.bound > 3
     assert filter_bound(filt, "basic") <= (general if general is not None else 4) <= result.bound
+
+
+SHARED = ([[1, -1]], [[1, 0, -1]], [[1], [0], [-1]], [[1, -1], [1, -1]], [[2, 1]])
+"""Kernels whose shortest `all` programs read one value twice in one macro (`subx(y, a, a, east)`)."""
+
+
+@pytest.mark.parametrize("matrix", SHARED)
+def test_exact_reads_one_register_twice_where_the_bus_allows(matrix):
+    """The goal model lets a macro read one register twice where the bus rule does (`sub`, `subx`,
+    `sub2x`: the operands are read by different micro-ops), so `A - east(A)` takes one macro, not a copy
+    and a subtraction; the exact search proves the brute force's optimum and its program runs."""
+    goal = Goal.from_matrices([matrix])
+    filt = Filter.of_goals("tiny", [goal], 0, inputs=("A",), outputs=("B",))
+    result = exact(filt, "all")
+    assert result.optimal and result.program is not None
+    verify_for_filter(result.program, filt)
+    assert result.bound == program_values("all", 2, False).get(goal, 3)
 
 
 @pytest.mark.parametrize(
@@ -184,3 +206,44 @@ def test_header_bound_text():
     assert length_bound({"macros": 8, "lower_bound": 4, "model_bound": 7, "optimal": 1}).startswith(
         " (lower bound 4"
     )
+
+
+needs_cp_sat = pytest.mark.skipif(
+    not exact_sat.available(), reason="OR-Tools (the `exact` extra) not installed"
+)
+
+
+@needs_cp_sat
+@pytest.mark.parametrize("matrix", TINY)
+def test_cp_sat_agrees_with_the_brute_force_over_every_program(matrix, brute):
+    """CP-SAT's encoding covers every program, cancelling ones included: it refutes exactly the lengths
+    below the brute force's shortest program and finds a program of that length, which runs."""
+    goal = Goal.from_matrices([matrix])
+    filt = Filter.of_goals("tiny", [goal], 0, inputs=("A",), outputs=("B",))
+    shortest = brute[True].get(goal, 4)
+    for n in range(1, min(shortest, 3) + 1):
+        got = exact_sat.solve(filt, "basic", n, seconds=60, work=20, workers=1)
+        if n < shortest:
+            assert got.status == "refuted" and got.bound == n + 1, (n, got.status)
+        else:
+            assert got.status == "found", (n, got.status)
+            verify_for_filter(finish(got.plan, filt, filt.registers), filt)
+
+
+@needs_cp_sat
+def test_cp_sat_bound_makes_the_exact_result_optimal_for_every_program():
+    """Prewitt x in the `all` set: CP-SAT refutes 3 macros for every program (the general bound says 2), and
+    the exact search's 4-macro program is then optimal among all programs, not only the goal model's."""
+    filt = optimal.load("prewitt_x", "all")
+    refuted = exact_sat.solve(filt, "all", 3, seconds=60, work=20, workers=1)
+    assert refuted.status == "refuted" and refuted.bound == 4
+    result = search(filt, SearchConfig(exact=True, node_budget=20_000, progress=False, fallback=False))
+    assert result.program.macros == 4 and result.lower_bound == 4 and result.optimal
+    verify_for_filter(result.program, filt)
+
+
+@needs_cp_sat
+def test_cp_sat_is_deterministic_with_one_worker():
+    filt = Filter.of_goals("tiny", [Goal.from_matrices([[[1, 0, -1]]])], 0, inputs=("A",), outputs=("B",))
+    plans = [exact_sat.solve(filt, "all", 2, seconds=60, work=20, workers=1, seed=3).plan for _ in range(2)]
+    assert plans[0] is not None and plans[0].instrs == plans[1].instrs

@@ -68,6 +68,10 @@ class SearchConfig:
     """Search for a shortest program of the goal model and prove it (`cain.search.exact`): iterative
     deepening from the lower bound, within the node or time budget, after a short heuristic search. With
     `cost=icws`, a shortest bus micro-op program instead (`cain.search.exact_bus`)."""
+    cp_sat: bool = True
+    """With `exact` (in macros): CP-SAT (`cain.search.exact_sat`, when OR-Tools is installed) first looks for
+    shorter programs that cancel atoms, which the goal model leaves out, and refutes lengths for every
+    program, raising the lower bound."""
     max_memory: int | None = DEFAULT_MAX_MEMORY
     """Bytes of resident memory the search may use (all workers together); past it, it first empties its
     caches and then stops with its best program. None: no limit."""

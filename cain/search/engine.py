@@ -13,7 +13,7 @@ from dataclasses import replace
 from cain.diagnostics import CainError
 from cain.model.filter import Filter
 from cain.model.program import Program
-from cain.search import atoms, structure
+from cain.search import atoms, exact_sat, structure
 from cain.search.bound import filter_bound
 from cain.search.config import DEFAULT_TIME, PlanEvent, SearchConfig, SearchResult, register_names
 from cain.search.exact import ExactSearch
@@ -89,8 +89,8 @@ def search(filt: Filter, cfg: SearchConfig | None = None) -> SearchResult:
     result.seconds = time.perf_counter() - start
     if cfg.fallback:
         _fallback(result, filt, cfg, names)
-    result.lower_bound = bound
-    result.model_bound = max(result.model_bound, bound)
+    result.lower_bound = max(result.lower_bound, bound)
+    result.model_bound = max(result.model_bound, result.lower_bound)
     result.optimal = result.program is not None and result.program.macros <= result.model_bound
     if result.program is not None and result.stopped == "impossible":
         result.stopped = "exhausted"  # the constructive program (it may cancel atoms) fits after all
@@ -149,6 +149,9 @@ def _search_exact(
         result.bus_ops = done.ops if done.ops is not None else upper
         result.icw_bound, result.nodes, result.stopped = done.bound, result.nodes + done.nodes, done.stopped
         return result
+    if cfg.cp_sat and exact_sat.available() and cfg.macros is None:
+        bound = _search_cp_sat(filt, cfg, names, start, bound, result, timed, seconds)
+        result.lower_bound = bound
     exact = ExactSearch(
         filt,
         cfg.instruction_set,
@@ -168,6 +171,62 @@ def _search_exact(
     result.model_bound = found.bound
     result.stopped = found.stopped
     return result
+
+
+CP_SAT_SHARE = 1 / 3
+"""Of the exact search's budget, the part CP-SAT (`cain.search.exact_sat`) may use before the goal model's
+search; a node budget of N gives it N / 1000 units of the solver's deterministic time."""
+
+
+def _search_cp_sat(
+    filt: Filter,
+    cfg: SearchConfig,
+    names: tuple[str, ...],
+    start: float,
+    bound: int,
+    result: SearchResult,
+    timed: bool,
+    seconds: float,
+) -> int:
+    """Programs that cancel atoms, which the goal model leaves out: CP-SAT first looks for programs shorter
+    than the prepass's, one macro at a time, then refutes lengths from the bound up. A shorter program it
+    finds (allocated and verified) becomes `result`'s; returns the bound raised by its refutations, which
+    hold for every program."""
+    end = time.perf_counter() + (seconds - (time.perf_counter() - start)) * CP_SAT_SHARE
+    work = cfg.node_budget / 1000 * CP_SAT_SHARE if cfg.node_budget is not None else None
+    spent = 0.0
+    workers = 1 if cfg.node_budget is not None else max(2, cfg.workers)
+
+    def attempt(n: int, part: float) -> str:
+        nonlocal spent
+        left = end - time.perf_counter() if timed else float("inf")
+        share = None if work is None else (work - spent) * part
+        if left <= 0 or (share is not None and share <= 0):
+            return "unknown"
+        got = exact_sat.solve(filt, cfg.instruction_set, n, left * part, share, workers, cfg.seed)
+        spent += got.work
+        if got.status == "found":
+            program = finish(got.plan, filt, names)
+            if program is None or program.macros != n:
+                return "unknown"  # it needs more registers than the filter has
+            result.program, result.plan = program, got.plan
+            result.events.append(PlanEvent(result.nodes, time.perf_counter() - start, n, program.icws))
+        return got.status
+
+    best = result.program.macros if result.program is not None else None
+    while best is not None and best - 1 >= bound:  # shorter programs, one macro at a time
+        status = attempt(best - 1, 1 / 2)
+        if status == "refuted":
+            return best  # every shorter length refuted: `best` is optimal
+        if status != "found":
+            break
+        best -= 1
+    while best is None or bound < best:  # then lengths from the bound up
+        status = attempt(bound, 1 / 2)
+        if status != "refuted":
+            break
+        bound += 1
+    return bound
 
 
 def _fallback(result: SearchResult, filt: Filter, cfg: SearchConfig, names: tuple[str, ...]) -> None:

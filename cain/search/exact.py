@@ -595,9 +595,10 @@ class ExactSearch:
                     continue
                 child = list(rest)
                 share = False
+                copies = form.copies(lowers)
                 for i, lo in enumerate(lowers):
                     have = rest_counts.get(lo, 0)
-                    want = lowers.count(lo)
+                    want = 1 + max(k for k, other in zip(copies, lowers, strict=True) if other == lo)
                     if i == lowers.index(lo) and want > have:
                         child.extend([lo] * (want - have))
                     if want > have and i in form.share:
@@ -650,7 +651,7 @@ class ExactSearch:
             raise _Budget("time")
 
     def _accept(self, path: list[Pair], k: int) -> None:
-        plan = to_program(self.space, self.filt, list(path))
+        plan = to_program(self.space, self.filt, list(path), shared=True)
         program = self.finish(plan)
         if program is not None and program.macros == k:
             raise _Found(program, plan)

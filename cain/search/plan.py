@@ -75,8 +75,13 @@ def direct_solution(space: Space, bag: tuple[int, ...]) -> list[Pair] | None:
     return steps
 
 
-def to_program(space: Space, filt: Filter, plan: list[Pair], name: str | None = None) -> Program:
-    """The SSA program of a plan (pairs from the final goal-bag down to the initial one)."""
+def to_program(
+    space: Space, filt: Filter, plan: list[Pair], name: str | None = None, shared: bool = False
+) -> Program:
+    """The SSA program of a plan (pairs from the final goal-bag down to the initial one). A goal twice
+    among one pair's operands is read from two values, or with `shared` from one where the bus rule lets
+    it (`Form.copies`)."""
+    forms = {f.macro: f for f in space.unary + space.binary + space.ternary}
     values: dict[int, list[int]] = {}
     inputs = []
     for z, (_, reg) in enumerate(filt.inputs):
@@ -85,8 +90,11 @@ def to_program(space: Space, filt: Filter, plan: list[Pair], name: str | None = 
     nxt = len(inputs)
     instrs = []
     for macro, dirs, upper, lowers in reversed(plan):
-        # the same goal twice among the operands: two registers (values) hold it
-        operands = tuple(values[lo][-1 - lowers[:i].count(lo)] for i, lo in enumerate(lowers))
+        if shared and macro in forms:
+            copies = forms[macro].copies(lowers)
+        else:
+            copies = tuple(lowers[:i].count(lo) for i, lo in enumerate(lowers))
+        operands = tuple(values[lo][-1 - k] for lo, k in zip(lowers, copies, strict=True))
         results = tuple(range(nxt, nxt + len(MACROS[macro].results)))
         nxt += len(results)
         instrs.append(Instr(macro, results, operands, dirs))

@@ -53,6 +53,20 @@ class Form:
     register of a dying operand."""
     share: tuple[int, ...]
     """Operand indices whose register the result may take."""
+    distinct: tuple[tuple[int, int], ...] = ()
+    """Operand index pairs the bus rule puts in different registers (`sub(y, a, a)` may read one register
+    twice, `add(y, a, a)` may not)."""
+
+    def copies(self, lowers: tuple[int, ...]) -> tuple[int, ...]:
+        """Per operand, which register holding its goal it reads (0, 1, ...): operands with the same goal
+        share one register where the bus rule lets them."""
+        out: list[int] = []
+        for i, lo in enumerate(lowers):
+            k = 0
+            while any(lowers[j] == lo and out[j] == k and (j, i) in self.distinct for j in range(i)):
+                k += 1
+            out.append(k)
+        return tuple(out)
 
 
 def _offsets(macro: Macro) -> tuple[tuple[tuple[str, ...], tuple[int, int]], ...]:
@@ -66,7 +80,8 @@ def _offsets(macro: Macro) -> tuple[tuple[tuple[str, ...], tuple[int, int]], ...
     return tuple((d, o) for o, d in sorted(seen.items()))
 
 
-def _form(macro: Macro) -> Form:
+def form_of(macro: Macro) -> Form:
+    """The reverse-search form of `macro`: its terms' signs and shifts, offsets and register needs."""
     distinct = set(macro.distinct_roles)
     y = macro.results[0] if macro.results else None
     share = tuple(
@@ -84,6 +99,12 @@ def _form(macro: Macro) -> Form:
         symmetric=len(set(zip(signs, shifted, strict=True))) <= 1,
         need=len(macro.scratch) + len(macro.results) - 1,
         share=share,
+        distinct=tuple(
+            (i, j)
+            for i, j in itertools.combinations(range(len(macro.operands)), 2)
+            if (min(macro.operands[i], macro.operands[j]), max(macro.operands[i], macro.operands[j]))
+            in distinct
+        ),
     )
 
 
@@ -160,16 +181,16 @@ class Space:
         self.zero = self.intern(atoms.ZERO)
         unary, binary, ternary, zeros = [], [], [], []
         div = division_macro(self.macros)
-        self.division = _form(div) if div else None
+        self.division = form_of(div) if div else None
         for m in self.macros.values():
             if m.scale == 0:
                 zeros.append(m)
             elif m.scale == 1 and len(m.terms) == 1:
-                unary.append(_form(m))
+                unary.append(form_of(m))
             elif m.scale == 1 and len(m.terms) == 2:
-                binary.append(_form(m))
+                binary.append(form_of(m))
             elif m.scale == 1 and len(m.terms) == 3:
-                ternary.append(_form(m))
+                ternary.append(form_of(m))
         self.unary, self.binary, self.ternary = unary, binary, ternary
         self._offset_dirs = {f.macro: {o: d for d, o in f.offsets} for f in binary}
         self.res = next((m.name for m in zeros if len(m.results) == 1), None)
