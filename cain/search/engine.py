@@ -173,7 +173,7 @@ def _search_exact(
     return result
 
 
-CP_SAT_SHARE = 1 / 3
+CP_SAT_SHARE = 1 / 2
 """Of the exact search's budget, the part CP-SAT (`cain.search.exact_sat`) may use before the goal model's
 search; a node budget of N gives it N / 1000 units of the solver's deterministic time."""
 
