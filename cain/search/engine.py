@@ -175,7 +175,7 @@ def _search_exact(
 
 CP_SAT_SHARE = 1 / 2
 """Of the exact search's budget, the part CP-SAT (`cain.search.exact_sat`) may use before the goal model's
-search; a node budget of N gives it N / 1000 units of the solver's deterministic time."""
+search; with a node budget of N, that share of N / 1000 units of the solver's deterministic time."""
 
 
 def _search_cp_sat(
