@@ -240,14 +240,19 @@ class _Encoding:
         return Program(self.filt.name, inputs, instrs, outputs)
 
 
-def _window(filt: Filter) -> set[Position]:
-    """Every position of the kernels' bounding box, per channel: where the outputs are checked first."""
+WINDOW_MARGIN = 1
+"""Positions around the kernels' bounding box where the outputs are checked from the start: a program
+that is right inside the box is most often wrong just outside it, and each such solution costs a solve."""
+
+
+def _window(filt: Filter, margin: int = WINDOW_MARGIN) -> set[Position]:
+    """The kernels' bounding box grown by `margin`, per channel: where the outputs are checked first."""
     atoms = [q for k in filt.kernels for q, _ in k.goal.items]
     xs, ys = [q[0] for q in atoms], [q[1] for q in atoms]
     return {
         (x, y, z)
-        for x in range(min(xs), max(xs) + 1)
-        for y in range(min(ys), max(ys) + 1)
+        for x in range(min(xs) - margin, max(xs) + margin + 1)
+        for y in range(min(ys) - margin, max(ys) + margin + 1)
         for z in range(len(filt.inputs))
     }
 
