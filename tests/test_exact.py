@@ -247,3 +247,15 @@ def test_cp_sat_is_deterministic_with_one_worker():
     filt = Filter.of_goals("tiny", [Goal.from_matrices([[[1, 0, -1]]])], 0, inputs=("A",), outputs=("B",))
     plans = [exact_sat.solve(filt, "all", 2, seconds=60, work=20, workers=1, seed=3).plan for _ in range(2)]
     assert plans[0] is not None and plans[0].instrs == plans[1].instrs
+
+
+def test_exact_search_honours_the_memory_limit():
+    """Past `max_memory` the exact search empties its memos once, then stops (`memory`) with the bound it
+    has proven, which stays sound."""
+    filt = optimal.load("box3x3", "all")
+    names = filt.registers
+    result = ExactSearch(
+        filt, "all", names, lambda p: finish(p, filt, names), node_budget=EXACT_NODES, max_memory=1
+    ).run()
+    assert result.stopped == "memory" and result.program is None
+    assert filter_bound(filt, "all") <= result.bound <= 6

@@ -160,6 +160,7 @@ def _search_exact(
         node_budget=cfg.node_budget,
         deadline=deadline,
         only=frozenset(cfg.macros) if cfg.macros is not None else None,
+        max_memory=cfg.max_memory,
     )
     found = exact.run(start=bound, upper=result.program.macros if result.program is not None else None)
     result.nodes += found.nodes

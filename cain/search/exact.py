@@ -37,6 +37,7 @@ from cain.search import atoms
 from cain.search.bound import Kinds, bag_bound
 from cain.search.plan import to_program
 from cain.search.space import Form, Pair, Space
+from cain.search.worker import resident_memory
 
 SYMMETRIES = ((1, 0, 0, 1), (0, -1, 1, 0), (-1, 0, 0, -1), (0, 1, -1, 0),
               (-1, 0, 0, 1), (1, 0, 0, -1), (0, 1, 1, 0), (0, -1, -1, 0))  # fmt: skip
@@ -88,8 +89,14 @@ class ExactSearch:
         max_horizon: int = 3,
         table_limit: int = 3_000_000,
         only: frozenset[str] | None = None,
+        max_memory: int | None = None,
     ):
         self.filt = filt
+        self.max_memory = max_memory
+        """Bytes of resident memory: past it the memos are emptied, and if that is not enough the search
+        stops (`memory`) with the bound proven so far."""
+        self._checks = 0
+        self._forgot = False
         self.names = names
         self.finish = finish
         """`finish(plan) -> Program | None`: allocates and verifies a plan (None if it does not allocate)."""
@@ -649,6 +656,20 @@ class ExactSearch:
     def _check_time(self) -> None:
         if self.deadline is not None and time.perf_counter() > self.deadline:
             raise _Budget("time")
+        self._checks += 1
+        if self.max_memory is not None and not self._checks % 4096 and resident_memory() > self.max_memory:
+            if self._forgot:
+                raise _Budget("memory")
+            self._forget()
+
+    def _forget(self) -> None:
+        """Empty the memos (kept refutations, bounds, steps): once, the first time memory runs short."""
+        memos = (self.failed, self._bounds, self._binaries, self._unaries, self._parts, self._near,
+                 self._combined, self._forward_unaries, *self._sym)  # fmt: skip
+        for memo in memos:
+            memo.clear()
+        self._held_items = 0
+        self._forgot = True
 
     def _accept(self, path: list[Pair], k: int) -> None:
         plan = to_program(self.space, self.filt, list(path), shared=True)
