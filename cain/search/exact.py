@@ -27,6 +27,7 @@ registers than `div` (`diva` reuses the dying operand's register but needs two s
 from __future__ import annotations
 
 import itertools
+import math
 import time
 from dataclasses import dataclass
 
@@ -433,12 +434,16 @@ class ExactSearch:
             self._held_items = len(got)
         table[key] = got
 
-    def _sub_parts(self, u: int) -> list[tuple[atoms.Atoms, atoms.Atoms]]:
-        """(part, rest) for every non-empty proper sub-multiset `part` of goal `u` (memoised)."""
+    def _sub_parts(self, u: int):
+        """(part, rest) for every non-empty proper sub-multiset `part` of goal `u` (memoised unless there
+        are more than the memos hold: a goal with counts up to 16 on nine positions has 10^8)."""
         got = self._parts.get(u)
         if got is None:
             goal = self.space.goal_of[u]
-            got = [(p, atoms.sub(goal, p)) for p in self._sub_multisets(goal)]
+            parts = ((p, atoms.sub(goal, p)) for p in self._sub_multisets(goal))
+            if math.prod(abs(c) + 1 for *_, c in goal) > MEMO_ITEMS:
+                return parts
+            got = list(parts)
             self._remember(self._parts, u, got)
         return got
 
@@ -506,11 +511,11 @@ class ExactSearch:
                         continue
                     yield f, (), (space.intern(a), space.intern(b), space.intern(c))
 
-    @staticmethod
-    def _sub_multisets(goal: atoms.Atoms):
-        """Every non-empty proper sub-multiset of `goal`."""
+    def _sub_multisets(self, goal: atoms.Atoms):
+        """Every non-empty proper sub-multiset of `goal` (the budget checked at each)."""
         ranges = [range(abs(c) + 1) for *_, c in goal]
         for ks in itertools.product(*ranges):
+            self._check_time()
             part = tuple((x, y, z, k if c > 0 else -k) for (x, y, z, c), k in zip(goal, ks, strict=True) if k)
             if part and part != goal:
                 yield part
