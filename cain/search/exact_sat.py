@@ -240,6 +240,11 @@ class _Encoding:
         return Program(self.filt.name, inputs, instrs, outputs)
 
 
+MAX_LENGTH = 12
+"""Longest program asked about: the model grows with the square of the length in positions and again in
+steps and operands (a 17-macro question has tens of millions of constraints), and CP-SAT answers within
+minutes only up to about 6 macros."""
+
 WINDOW_MARGIN = 1
 """Positions around the kernels' bounding box where the outputs are checked from the start: a program
 that is right inside the box is most often wrong just outside it, and each such solution costs a solve."""
@@ -286,6 +291,8 @@ def solve(
     inputs = set(filt.initial_goals())
     if n < 1 or any(k.goal in inputs for k in filt.kernels):
         return SatResult(None, n, "unknown", n)  # every kernel is made by a macro here: not a plain input
+    if n > MAX_LENGTH:
+        return SatResult(None, n, "unknown", n)  # the model alone would outgrow the budget
     ops = ops_of(instruction_set_name)
     window, whole = _window(filt), False
     deadline = time.perf_counter() + seconds
