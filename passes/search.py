@@ -49,8 +49,12 @@ class SearchPass(ModulePass):
     """Find a shortest program of the goal model and prove it (iterative deepening from the lower bound;
     small filters only): the kernel then says `optimal`. Otherwise it reports the proven bound. With
     `cost=icws`, a shortest program of bus micro-ops: the kernel is then at bus level (registers chosen)."""
+    exact_reach: int = 8
+    """In macros: when the heuristic's first plan (300 nodes) has at most this many macros, the heuristic
+    gets half of the rest of the budget and the exact search the other half, which finds shorter programs
+    of small filters and proves how close they are to optimal; 0: the heuristic alone."""
     cp_sat: bool = True
-    """With `exact=true` (in macros): CP-SAT first looks for shorter programs that cancel atoms and refutes
+    """In the exact search (in macros): CP-SAT first looks for shorter programs that cancel atoms and refutes
     lengths for every program (needs OR-Tools, the `exact` extra; skipped without it)."""
     max_memory: int | str | None = None
     """Stop with the best program when the search's resident memory passes this (`4G`, `512M`, bytes);
@@ -84,6 +88,7 @@ class SearchPass(ModulePass):
             heuristic=self.heuristic,
             progress=False if self.quiet else None,
             exact=self.exact,
+            exact_reach=self.exact_reach,
             cp_sat=self.cp_sat,
             max_memory=memory_size(self.max_memory) if self.max_memory is not None else DEFAULT_MAX_MEMORY,
             max_atoms=self.max_atoms,

@@ -68,9 +68,14 @@ class SearchConfig:
     """Search for a shortest program of the goal model and prove it (`cain.search.exact`): iterative
     deepening from the lower bound, within the node or time budget, after a short heuristic search. With
     `cost=icws`, a shortest bus micro-op program instead (`cain.search.exact_bus`)."""
+    exact_reach: int = 8
+    """Without `exact`, in macros: when the heuristic's first plan (`engine.EXACT_PROBE` nodes) has at most
+    this many macros, the heuristic gets half of the rest of the budget and the exact search the other
+    half: at that size it finds shorter programs than the heuristic and proves how close they are to
+    optimal. 0: the heuristic alone."""
     cp_sat: bool = True
-    """With `exact` (in macros): CP-SAT (`cain.search.exact_sat`, when OR-Tools is installed) first looks for
-    shorter programs that cancel atoms, which the goal model leaves out, and refutes lengths for every
+    """In the exact search (in macros): CP-SAT (`cain.search.exact_sat`, when OR-Tools is installed) looks
+    for shorter programs that cancel atoms, which the goal model leaves out, and refutes lengths for every
     program, raising the lower bound."""
     max_memory: int | None = DEFAULT_MAX_MEMORY
     """Bytes of resident memory the search may use (all workers together); past it, it first empties its

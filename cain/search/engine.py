@@ -84,8 +84,7 @@ def search(filt: Filter, cfg: SearchConfig | None = None) -> SearchResult:
     elif cfg.exact:
         result = _search_exact(filt, cfg, names, start, bound)
     else:
-        run = _search_one if cfg.workers == 1 else _search_parallel
-        result = run(filt, cfg, names, start, bound if cfg.cost == "macros" else 0)
+        result = _search_heuristic(filt, cfg, names, start, bound)
     result.seconds = time.perf_counter() - start
     if cfg.fallback:
         _fallback(result, filt, cfg, names)
@@ -125,17 +124,72 @@ EXACT_PREPASS = 2000
 bounds the lengths to refute."""
 
 
+EXACT_PROBE = 300
+"""Nodes of the heuristic search (and at most a twentieth of a time budget or a tenth of a node budget)
+whose plan decides whether a filter is small enough for the exact search (`SearchConfig.exact_reach`)."""
+
+
+HEURISTIC_SHARE = 1 / 2
+"""Of what the probe leaves of the budget, the heuristic's part when the exact search follows: plans
+within the exact search's reach are found early, and its plan is the exact search's upper bound."""
+
+
+def _search_heuristic(
+    filt: Filter, cfg: SearchConfig, names: tuple[str, ...], start: float, bound: int
+) -> SearchResult:
+    """The heuristic search, by one worker or a portfolio; in macros, a short probe first, and when its
+    plan is within the exact search's reach (`SearchConfig.exact_reach`), the heuristic with half of what
+    is left of the budget, then the exact search (`_prove`) with the rest."""
+    run = _search_one if cfg.workers == 1 else _search_parallel
+    if cfg.cost != "macros" or cfg.exact_reach <= 0:
+        return run(filt, cfg, names, start, bound if cfg.cost == "macros" else 0)
+    timed = cfg.time_budget is not None or cfg.node_budget is None
+    seconds = cfg.time_budget or DEFAULT_TIME
+    nodes = EXACT_PROBE if cfg.node_budget is None else min(EXACT_PROBE, cfg.node_budget // 10)
+    probe = _search_one(
+        filt,
+        replace(cfg, node_budget=nodes, time_budget=seconds / 20 if timed else None),
+        names,
+        start,
+        bound,
+    )
+    small = probe.program is not None and probe.program.macros <= cfg.exact_reach
+    share = HEURISTIC_SHARE if small else 1.0
+    left = None if cfg.node_budget is None else max(1, cfg.node_budget - probe.nodes)
+    rest = replace(
+        cfg,
+        node_budget=None if left is None else max(1, int(left * share)),
+        time_budget=(seconds - (time.perf_counter() - start)) * share if timed else None,
+    )
+    result = run(filt, rest, names, start, bound)
+    result.nodes += probe.nodes
+    if probe.program is not None and (result.program is None or probe.program.macros < result.program.macros):
+        result.program, result.plan, result.events = probe.program, probe.plan, probe.events
+    if not small:
+        return result
+    left = None if left is None else max(1, left - rest.node_budget)
+    return _prove(filt, replace(cfg, node_budget=left), names, start, bound, result)
+
+
 def _search_exact(
     filt: Filter, cfg: SearchConfig, names: tuple[str, ...], start: float, bound: int
 ) -> SearchResult:
-    """A short heuristic search for a plan, then the exact search (`cain.search.exact`) from the lower
-    bound up to that plan's length: a shorter program it finds is optimal, and when it refutes every
-    shorter length the heuristic's plan is. With `cost=icws`, the exact search over micro-ops
-    (`cain.search.exact_bus`) below the length of the plan's bus-level synthesis, likewise."""
+    """A short heuristic search for a plan, then the exact search (`_prove`)."""
     timed = cfg.time_budget is not None or cfg.node_budget is None
     seconds = cfg.time_budget or DEFAULT_TIME
     prepass = replace(cfg, node_budget=EXACT_PREPASS, time_budget=seconds / 10 if timed else None)
-    result = _search_one(filt, prepass, names, start, bound)
+    return _prove(filt, cfg, names, start, bound, _search_one(filt, prepass, names, start, bound))
+
+
+def _prove(
+    filt: Filter, cfg: SearchConfig, names: tuple[str, ...], start: float, bound: int, result: SearchResult
+) -> SearchResult:
+    """The exact search (`cain.search.exact`) from the lower bound up to the length of `result`'s plan,
+    CP-SAT first: a shorter program it finds is optimal, and when it refutes every shorter length the
+    plan is. With `cost=icws`, the exact search over micro-ops (`cain.search.exact_bus`) below the length
+    of the plan's bus-level synthesis, likewise."""
+    timed = cfg.time_budget is not None or cfg.node_budget is None
+    seconds = cfg.time_budget or DEFAULT_TIME
     deadline = start + seconds if timed else None
     if cfg.cost == "icws":
         if result.program is None:
@@ -149,8 +203,9 @@ def _search_exact(
         result.bus_ops = done.ops if done.ops is not None else upper
         result.icw_bound, result.nodes, result.stopped = done.bound, result.nodes + done.nodes, done.stopped
         return result
-    if cfg.cp_sat and exact_sat.available() and cfg.macros is None:
-        bound = _search_cp_sat(filt, cfg, names, start, bound, result, timed, seconds)
+    cp_sat = _CpSat(filt, cfg, names, start, result) if cfg.cp_sat and exact_sat.available() else None
+    if cp_sat is not None and cfg.macros is None:
+        bound = cp_sat.before(bound, timed, seconds)
         result.lower_bound = bound
     exact = ExactSearch(
         filt,
@@ -171,63 +226,90 @@ def _search_exact(
         )
     result.model_bound = found.bound
     result.stopped = found.stopped
+    if cp_sat is not None and cfg.macros is None and found.stopped in ("optimal", "exhausted"):
+        work = None if cfg.node_budget is None else max(0, cfg.node_budget - found.nodes) / 1000
+        result.lower_bound = cp_sat.after(bound, deadline, work)
     return result
 
 
 CP_SAT_SHARE = 1 / 2
 """Of the exact search's budget, the part CP-SAT (`cain.search.exact_sat`) may use before the goal model's
-search; with a node budget of N, that share of N / 1000 units of the solver's deterministic time."""
+search; with a node budget of N, that share of N / 1000 units of the solver's deterministic time. What the
+goal model's search leaves, CP-SAT spends after it on the lowest length not yet refuted."""
 
 
-def _search_cp_sat(
-    filt: Filter,
-    cfg: SearchConfig,
-    names: tuple[str, ...],
-    start: float,
-    bound: int,
-    result: SearchResult,
-    timed: bool,
-    seconds: float,
-) -> int:
-    """Programs that cancel atoms, which the goal model leaves out: CP-SAT first looks for programs shorter
-    than the prepass's, one macro at a time, then refutes lengths from the bound up. A shorter program it
-    finds (allocated and verified) becomes `result`'s; returns the bound raised by its refutations, which
-    hold for every program."""
-    end = time.perf_counter() + (seconds - (time.perf_counter() - start)) * CP_SAT_SHARE
-    work = cfg.node_budget / 1000 * CP_SAT_SHARE if cfg.node_budget is not None else None
-    spent = 0.0
-    workers = 1 if cfg.node_budget is not None else max(2, cfg.workers)
+class _CpSat:
+    """CP-SAT's questions, "is there a program of n macros?", within the exact search: a shorter program it
+    finds (allocated and verified) becomes `result`'s; its refutations hold for every program."""
 
-    def attempt(n: int, part: float) -> str:
-        nonlocal spent
-        left = end - time.perf_counter() if timed else float("inf")
-        share = None if work is None else (work - spent) * part
-        if left <= 0 or (share is not None and share <= 0):
+    def __init__(self, filt: Filter, cfg: SearchConfig, names: tuple[str, ...], start: float, result):
+        self.filt, self.cfg, self.names, self.start, self.result = filt, cfg, names, start, result
+        self.workers = 1 if cfg.node_budget is not None else max(2, cfg.workers)
+        self.work = 0.0
+        """The solver's deterministic time spent so far."""
+        self.unknown: dict[int, float] = {}
+        """Lengths left unknown, with the seconds or work they had: not asked again with less."""
+
+    def ask(self, n: int, seconds: float, work: float | None) -> str:
+        given = work if work is not None else seconds
+        if seconds <= 0 or given <= 0 or self.unknown.get(n, 0.0) >= given:
             return "unknown"
-        got = exact_sat.solve(filt, cfg.instruction_set, n, left * part, share, workers, cfg.seed)
-        spent += got.work
-        if got.status == "found":
-            program = finish(got.plan, filt, names)
-            if program is None or program.macros != n:
-                return "unknown"  # it needs more registers than the filter has
-            result.program, result.plan = program, got.plan
-            result.events.append(PlanEvent(result.nodes, time.perf_counter() - start, n, program.icws))
-        return got.status
+        got = exact_sat.solve(
+            self.filt, self.cfg.instruction_set, n, seconds, work, self.workers, self.cfg.seed
+        )
+        self.work += got.work
+        if got.status == "unknown":
+            self.unknown[n] = given
+        if got.status != "found":
+            return got.status
+        program = finish(got.plan, self.filt, self.names)
+        if program is None or program.macros != n:
+            return "unknown"  # it needs more registers than the filter has
+        self.result.program, self.result.plan = program, got.plan
+        now = time.perf_counter() - self.start
+        self.result.events.append(PlanEvent(self.result.nodes, now, n, program.icws))
+        return "found"
 
-    best = result.program.macros if result.program is not None else None
-    while best is not None and best - 1 >= bound:  # shorter programs, one macro at a time
-        status = attempt(best - 1, 1 / 2)
-        if status == "refuted":
-            return best  # every shorter length refuted: `best` is optimal
-        if status != "found":
-            break
-        best -= 1
-    while best is None or bound < best:  # then lengths from the bound up
-        status = attempt(bound, 1 / 2)
-        if status != "refuted":
-            break
-        bound += 1
-    return bound
+    def before(self, bound: int, timed: bool, seconds: float) -> int:
+        """Within `CP_SAT_SHARE` of the budget: lengths from the bound up, each with an eighth of the share
+        (refutations well below the optimum are quick), then shorter programs than the plan's, one macro
+        at a time, each with half of what is left; both short of the length one below the plan's, whose
+        answer decides optimality and is left to `after`, which has more time. Returns the bound raised
+        by refutations."""
+        whole = (seconds - (time.perf_counter() - self.start)) * CP_SAT_SHARE if timed else float("inf")
+        end = time.perf_counter() + whole
+        work = self.cfg.node_budget / 1000 * CP_SAT_SHARE if self.cfg.node_budget is not None else None
+
+        def attempt(n: int, eighth: bool) -> str:
+            left = end - time.perf_counter()
+            rest = None if work is None else work - self.work
+            if eighth:
+                return self.ask(n, min(left, whole / 8), None if rest is None else min(rest, work / 8))
+            return self.ask(n, left / 2, None if rest is None else rest / 2)
+
+        def best() -> int:
+            return self.result.program.macros if self.result.program is not None else 1 << 30
+
+        while bound < best() - 1 and attempt(bound, eighth=True) == "refuted":
+            bound += 1
+        while bound < best() - 1:
+            status = attempt(best() - 1, eighth=False)
+            if status == "refuted":
+                return best()  # a program of fewer macros pads out to one of `best - 1`: none exists
+            if status != "found":
+                break
+        return bound
+
+    def after(self, bound: int, deadline: float | None, work: float | None) -> int:
+        """Lengths from the bound up with everything the goal model's search left of the budget."""
+        while self.result.program is None or bound < self.result.program.macros:
+            left = deadline - time.perf_counter() if deadline is not None else float("inf")
+            before = self.work
+            if self.ask(bound, left, work) != "refuted":
+                break
+            work = None if work is None else work - (self.work - before)
+            bound += 1
+        return bound
 
 
 def _fallback(result: SearchResult, filt: Filter, cfg: SearchConfig, names: tuple[str, ...]) -> None:
