@@ -153,6 +153,8 @@ def _search_heuristic(
         start,
         bound,
     )
+    if probe.stopped == "optimal":
+        return probe  # its plan meets the lower bound
     small = probe.program is not None and probe.program.macros <= cfg.exact_reach
     share = HEURISTIC_SHARE if small else 1.0
     left = None if cfg.node_budget is None else max(1, cfg.node_budget - probe.nodes)
