@@ -125,8 +125,9 @@ bounds the lengths to refute."""
 
 
 EXACT_PROBE = 300
-"""Nodes of the heuristic search (and at most a twentieth of a time budget or a tenth of a node budget)
-whose plan decides whether a filter is small enough for the exact search (`SearchConfig.exact_reach`)."""
+"""Nodes of the heuristic search (and at most a twentieth of a time budget or a tenth of a node budget,
+on top of it) whose plan decides whether a filter is small enough for the exact search
+(`SearchConfig.exact_reach`)."""
 
 
 HEURISTIC_SHARE = 1 / 2
@@ -157,7 +158,9 @@ def _search_heuristic(
         return probe  # its plan meets the lower bound
     small = probe.program is not None and probe.program.macros <= cfg.exact_reach
     share = HEURISTIC_SHARE if small else 1.0
-    left = None if cfg.node_budget is None else max(1, cfg.node_budget - probe.nodes)
+    # a node budget is the heuristic's and the exact search's, the probe's nodes (a tenth at most) on top:
+    # the heuristic's course depends on its node count, and cutting it by the probe's changes its plans
+    left = cfg.node_budget
     rest = replace(
         cfg,
         node_budget=None if left is None else max(1, int(left * share)),
