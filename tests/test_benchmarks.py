@@ -235,7 +235,7 @@ def test_heuristic_experiment(tmp_path):
     for runs in record["runs"].values():
         for run in runs:
             assert run["status"] in ("verified", "no plan"), run["error"]
-            assert run["nodes"] <= 80
+            assert run["nodes"] <= 80 + 8  # the search's probe, a tenth of the budget, on top
     assert "median best" in (tmp_path / "summary.md").read_text()
 
 
@@ -327,7 +327,7 @@ def test_suite_runs_side_by_side_with_a_baseline(tmp_path):
     for row in record["rows"]:
         for run in row["runs"].values():
             assert run["status"] == "verified", run["error"]
-            assert run["nodes"] <= 150 and run["macros"] == len(run["program"])
+            assert run["nodes"] <= 150 + 15 and run["macros"] == len(run["program"])  # and the probe's
             assert 0 < run["bus_icws"] <= run["icws"] and len(run["bus_program"]) == run["bus_icws"]
     summary = (tmp_path / "summary.md").read_text()
     assert "| binomial1x3" in summary and "both compile" in summary

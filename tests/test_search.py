@@ -210,8 +210,8 @@ def test_search_finds_verified_programs(name, iset):
     r = search(f, SearchConfig(instruction_set=iset, node_budget=300, progress=False))
     check(r.program, f)
     assert r.plan is not None and not r.plan.registers
-    # "optimal": the plan reached the lower bound before the budget
-    assert r.stopped in ("nodes", "exhausted", "optimal") and 0 < r.nodes <= 300
+    # "optimal": the plan reached the lower bound before the budget; the probe's nodes (a tenth) on top
+    assert r.stopped in ("nodes", "exhausted", "optimal") and 0 < r.nodes <= 300 + 30
     assert r.peak_memory > 0 and r.seconds > 0
     assert r.events and r.events[-1].macros == r.program.macros
     lengths = [e.macros for e in r.events]
@@ -356,7 +356,7 @@ def test_the_first_plan_of_several_kernels_is_compiled_kernel_by_kernel():
     check(r.program, f)  # allocated on the six registers and verified as one program
     assert r.plan is not None and r.plan.output_goals(f.initial_goals()) == f.final_goals()
     assert r.kernel_by_kernel and not alone.kernel_by_kernel
-    assert r.nodes <= 1000 and r.events[0].nodes <= 100  # a tenth of the budget
+    assert r.nodes <= 1000 + 100 and r.events[0].nodes <= 100  # a tenth of the budget (and the probe's)
 
 
 FOUR_KERNELS = """filter layer
