@@ -85,9 +85,10 @@ def kernel_by_kernel(
     construct: Callable[[Filter], Program | None] | None = None,
 ) -> Program | None:
     """The concatenated SSA plan (to be register-allocated and verified as one program), or None when a
-    kernel has no plan. `search_one` returns a kernel's SSA plan or None; from the first kernel it has none
-    for, `construct` may build the rest (the constructive program, which needs the fewest registers: it
-    may halve the inputs in place, as no kernel after them needs them)."""
+    kernel has no plan. `search_one` returns a kernel's SSA plan or None; `construct` builds one (the
+    constructive program) and the shorter is kept; from the first kernel neither has a plan for, `construct`
+    builds the rest together (with the fewest registers: it may halve the inputs in place, as no kernel
+    after them needs them)."""
     order = kernel_order(filt)
     if order is None or len(filt.kernels) < 2:
         return None
@@ -99,6 +100,9 @@ def kernel_by_kernel(
             plan = search_one(sub)
         except CainError:
             plan = None  # too few registers left for the search of this kernel alone
+        built = construct(sub) if construct else None
+        if built is not None and (plan is None or built.macros < plan.macros):
+            plan = built  # the search of a kernel in few registers may do worse than its accumulator alone
         if plan is None:
             rest = order[n:]
             free = tuple(r for r in registers if r not in taken)
