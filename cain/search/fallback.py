@@ -3,8 +3,9 @@
 Each kernel is built on its own in one accumulator register by Horner's rule over the binary digits of
 its counts (non-adjacent form, so a run of ones costs two digits): from the lowest digit up, the
 accumulator walks a short tour over the positions whose count has a digit at that level, adding or
-subtracting the input as it passes them, and is halved before the next level. A tour is a path of moves
-ending back at the origin, so what the accumulator held before it stays in place; with the `all` set an
+subtracting the input as it passes them, and is halved before the next level. The last tour ends at the
+origin, so everything added lands in place; the tours before it either return there too or leave the
+accumulator where they end, the next tour starting from there (both are tried). With the `all` set an
 add and the move after it (or a move and the subtraction after it) are one macro.
 
 Which registers this needs depends on when the input is halved: dividing the accumulator needs the input
@@ -44,19 +45,21 @@ def naf(c: int) -> list[int]:
     return digits
 
 
-def _tour(positions: list[Position], closed: bool) -> list[Position]:
-    """The positions in visiting order: nearest neighbour from the origin, reversed so the walk ends at
-    the origin (`closed`: it also starts there)."""
-    left = sorted(positions)
+def _tour(positions: list[Position], start: Position | None, final: bool) -> list[Position]:
+    """The positions in visiting order, nearest neighbour first, from `start` (None: from the origin, to be
+    entered anywhere); when `final` the order is built from the origin and reversed, so the walk ends near
+    it."""
+    left = sorted(p for p in positions if p != start)
     order: list[Position] = []
-    here = (0, 0)
+    here = (0, 0) if final or start is None else start
     while left:
         nxt = min(left, key=lambda p: (abs(p[0] - here[0]) + abs(p[1] - here[1]), p))
         left.remove(nxt)
         order.append(nxt)
         here = nxt
-    order.reverse()
-    return [(0, 0), *order] if closed else order
+    if final:
+        order.reverse()
+    return order if start is None else [start, *order]
 
 
 @cache
@@ -124,21 +127,26 @@ def _steps(dx: int, dy: int) -> list[str]:
 
 
 def _walk(
-    b: _Builder, acc: int | None, terms: dict[Position, list[tuple[int, int]]], sources: list[int]
-) -> int | None:
+    b: _Builder,
+    acc: int | None,
+    terms: dict[Position, list[tuple[int, int]]],
+    sources: list[int],
+    here: Position | None,
+    final: bool,
+) -> tuple[int | None, Position | None]:
     """`acc` (None: nothing yet) plus, for each position, its `(channel, signed multiplicity)` terms of the
-    sources moved there; the accumulator walks a tour, so what it held stays in place."""
-    if not terms:
-        return acc
-    closed = acc is not None
-    path = _tour([p for p in terms if not closed or p != (0, 0)], closed)
-    # tokens: ("add", channel, sign) and ("move", direction); atoms added at path[i] end there because the
-    # moves after them total path[i]
+    sources moved there, and where the walk ends. `here` is how far the accumulator still has to move
+    back: an atom added when the walk stands at `p` is moved by `p` before the end, where it stands at the
+    origin (`final`); a walk that is not final ends at its last position, and the next starts there."""
+    if not terms and not (final and here not in (None, (0, 0))):
+        return acc, here
+    path = _tour(list(terms), here, final)
+    # tokens: ("add", channel, sign) and ("move", direction)
     tokens: list[tuple] = []
     for i, p in enumerate(path):
         for z, n in terms.get(p, ()):
             tokens += [("add", z, 1 if n > 0 else -1)] * abs(n)
-        nxt = path[i + 1] if i + 1 < len(path) else (0, 0)
+        nxt = path[i + 1] if i + 1 < len(path) else ((0, 0) if final else p)
         tokens += [("move", d) for d in _steps(p[0] - nxt[0], p[1] - nxt[1])]
     pending: int | None = None  # the accumulator is still this source, unchanged (no instruction yet)
     i = 0
@@ -191,7 +199,7 @@ def _walk(
         i = j
     if pending is not None:
         acc = b.op("mov", (pending,))
-    return acc
+    return acc, ((0, 0) if final else path[-1])
 
 
 def _levels(
@@ -218,10 +226,13 @@ def _levels(
     return [low.get(j, {}) for j in range(first, e)], top
 
 
-def constructive(filt: Filter, set_name: str, order: list[int], split: int, halvings: int) -> Program | None:
+def constructive(
+    filt: Filter, set_name: str, order: list[int], split: int, halvings: int, floating: bool = True
+) -> Program | None:
     """The SSA program computing `filt`'s kernels in `order`, the first `split` from the inputs as they
     are, the rest after every input has been halved `halvings` times; None when the instruction set
-    lacks a division the program needs."""
+    lacks a division the program needs. `floating`: each level's walk starts where the last one ended
+    (else every walk returns to the origin; either can be the shorter)."""
     b = _Builder(set_name, len(filt.inputs))
     sources = list(range(len(filt.inputs)))
     results: dict[int, int] = {}
@@ -239,11 +250,11 @@ def constructive(filt: Filter, set_name: str, order: list[int], split: int, halv
         low, top = _levels(filt.kernels[k].goal, e)
         if low and b.divide is None:
             return None
-        acc = None
+        acc, here = None, None
         for terms in low:
-            acc = _walk(b, acc, terms, sources)
+            acc, here = _walk(b, acc, terms, sources, here, final=not floating)
             acc = b.half(acc)
-        acc = _walk(b, acc, top, sources)
+        acc, _ = _walk(b, acc, top, sources, here, final=True)
         if acc is None:
             acc = b.op("res", ())
         results[k] = acc
@@ -281,8 +292,10 @@ def candidates(filt: Filter, set_name: str) -> list[Program]:
     seen = set()
     for order in orders:
         for split in range(len(order) + 1):
-            for halvings in range(filt.depth + 1) if split < len(order) else (0,):
-                program = constructive(filt, set_name, list(order), split, halvings)
+            for halvings, floating in itertools.product(
+                range(filt.depth + 1) if split < len(order) else (0,), (True, False)
+            ):
+                program = constructive(filt, set_name, list(order), split, halvings, floating)
                 if program is not None:
                     key = tuple(program.instrs)
                     if key not in seen:

@@ -84,17 +84,32 @@ def kernel_by_kernel(
     search_one: Callable[[Filter], Program | None],
     construct: Callable[[Filter], Program | None] | None = None,
 ) -> Program | None:
-    """The concatenated SSA plan (to be register-allocated and verified as one program), or None when a
-    kernel has no plan. `search_one` returns a kernel's SSA plan or None; `construct` builds one (the
-    constructive program) and the shorter is kept; from the first kernel neither has a plan for, `construct`
-    builds the rest together (with the fewest registers: it may halve the inputs in place, as no kernel
-    after them needs them)."""
+    """The concatenated SSA plan (to be register-allocated and verified as one program), or None when no
+    split has a plan. The kernels before the split are compiled one at a time: `search_one` returns a
+    kernel's SSA plan or None, `construct` (the constructive program) builds one, and the shorter is kept.
+    The kernels from the split on are built together by `construct` (with the fewest registers: it may
+    halve the inputs in place, as no kernel after them needs them). Every split is tried; the shortest
+    whole plan wins."""
     order = kernel_order(filt)
     if order is None or len(filt.kernels) < 2:
         return None
     taken: set[str] = set()
     parts: list[tuple[list[int], Program]] = []
+    best: tuple[int, list[tuple[list[int], Program]]] | None = None
+
+    def offer(whole: list[tuple[list[int], Program]]) -> None:
+        nonlocal best
+        length = sum(plan.macros for _, plan in whole)
+        if best is None or length < best[0]:
+            best = length, whole
+
     for n, i in enumerate(order):
+        rest = order[n:]
+        if construct and len(rest) > 1:
+            free = tuple(r for r in registers if r not in taken)
+            together = construct(replace(filt, kernels=tuple(filt.kernels[k] for k in rest), registers=free))
+            if together is not None:
+                offer([*parts, (rest, together)])
         sub = sub_filter(filt, i, n < len(order) - 1, taken, registers)
         try:
             plan = search_one(sub)
@@ -104,14 +119,9 @@ def kernel_by_kernel(
         if built is not None and (plan is None or built.macros < plan.macros):
             plan = built  # the search of a kernel in few registers may do worse than its accumulator alone
         if plan is None:
-            rest = order[n:]
-            free = tuple(r for r in registers if r not in taken)
-            kernels = tuple(filt.kernels[k] for k in rest)
-            plan = construct(replace(filt, kernels=kernels, registers=free)) if construct else None
-            if plan is None:
-                return None
-            parts.append((rest, plan))
             break
         parts.append(([i], plan))
         taken.add(filt.kernels[i].register)
-    return concatenate(filt, parts)
+    else:
+        offer(parts)
+    return concatenate(filt, best[1]) if best is not None else None
