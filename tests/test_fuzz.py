@@ -38,6 +38,7 @@ from cain.backend.emit_c import c_identifier
 from cain.backend.sim import correlate, random_images, reach
 from cain.backend.verify import verify_kernel
 from cain.frontend.kernel import lower_source
+from cain.search.fallback import candidates
 
 FAST = settings(
     max_examples=12, derandomize=True, deadline=None, suppress_health_check=[HealthCheck.too_slow]
@@ -186,3 +187,21 @@ def test_fuzz_regressions(path, tmp_path):
         located = re.search(r"case\.cain:\d+:\d+: error", outcome.message)
         store = re.search(r"is \d+ ICWs long, but the SCAMP-5 kernel store holds 1024: split", outcome.message)
         assert located or store, outcome.message
+
+
+@FAST
+@given(kernel_files(), st.sampled_from(["all", "basic"]))
+def test_every_constructive_program_computes_its_kernels(text, set_name):
+    """Every candidate of the constructive program (each kernel order, halving point, and walks that return
+    to the origin or start where the last ended) computes the kernels, before any allocation."""
+    try:
+        module = lower_source(text, "fuzz.cain")
+    except CainError as e:
+        assume("all its weights are zero" not in e.message)
+        raise
+    for kernel in [op for op in module.walk() if isinstance(op, KernelOp)]:
+        filt = kernel.filter
+        programs = candidates(filt, set_name)
+        assert programs  # both sets have a division
+        for program in programs:
+            assert program.output_goals(filt.initial_goals()) == filt.final_goals()

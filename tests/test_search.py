@@ -14,10 +14,11 @@ from cain.frontend.kernel import parse_filter
 from cain.model.goal import Goal
 from cain.model.isa import MACROS
 from cain.search import SearchConfig, atoms, search
-from cain.search.kernel_by_kernel import kernel_order
+from cain.search.fallback import fallback
+from cain.search.kernel_by_kernel import kernel_by_kernel, kernel_order
 from cain.search.plan import direct_solution
 from cain.search.space import Space
-from cain.search.worker import BUS_CANDIDATES, BUS_OPTIONS, to_score
+from cain.search.worker import BUS_CANDIDATES, BUS_OPTIONS, finish, to_score
 
 EXAMPLES = Path(__file__).parent.parent / "examples"
 
@@ -400,3 +401,19 @@ def test_cost_icws_scores_one_plan_of_each_length_then_the_shortest():
     candidates = [(Plan(m, f"{m}-{i}"), None) for i, m in enumerate(lengths)]
     chosen = [done.tag for done, _ in to_score(candidates)]
     assert chosen == ["21-2", "22-12", "25-1", "29-0"] + [f"21-{i}" for i in range(3, 2 + BUS_CANDIDATES)]
+
+
+def test_kernel_by_kernel_keeps_the_shortest_split():
+    """With no plan from the search, each kernel is built alone by the constructive program, or the rest
+    together from some kernel on: the shortest split wins, never longer than all of them together, and it
+    allocates on the six registers and computes the filter."""
+    f = parse_filter(FOUR_KERNELS, "layer.cain")
+
+    def construct(sub):
+        found = fallback(sub, "all", sub.registers, lambda p: finish(p, sub, sub.registers))
+        return found[1] if found is not None else None
+
+    plan = kernel_by_kernel(f, f.registers, lambda sub: None, construct)
+    assert plan.output_goals(f.initial_goals()) == f.final_goals()
+    assert plan.macros <= construct(f).macros
+    check(finish(plan, f, f.registers), f)
