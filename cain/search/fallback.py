@@ -226,13 +226,33 @@ def _levels(
     return [low.get(j, {}) for j in range(first, e)], top
 
 
+def _high_levels(goal, e: int) -> list[dict[Position, list[tuple[int, int]]]]:
+    """A kernel's digits at and above `e` over sources holding `2^e` atoms, as the terms of each level,
+    highest first (for Horner's rule by doubling)."""
+    levels: dict[int, dict[Position, list[tuple[int, int]]]] = {}
+    for (x, y, z), c in goal.items:
+        for j, digit in enumerate(naf(c)):
+            if digit and j >= e:
+                levels.setdefault(j, {}).setdefault((x, y), []).append((z, digit))
+    return [levels.get(j, {}) for j in range(max(levels), e - 1, -1)] if levels else []
+
+
 def constructive(
-    filt: Filter, set_name: str, order: list[int], split: int, halvings: int, floating: bool = True
+    filt: Filter,
+    set_name: str,
+    order: list[int],
+    split: int,
+    halvings: int,
+    floating: bool = True,
+    doubling: bool = False,
 ) -> Program | None:
     """The SSA program computing `filt`'s kernels in `order`, the first `split` from the inputs as they
     are, the rest after every input has been halved `halvings` times; None when the instruction set
     lacks a division the program needs. `floating`: each level's walk starts where the last one ended
-    (else every walk returns to the origin; either can be the shorter)."""
+    (else every walk returns to the origin; either can be the shorter). `doubling`: a kernel with no
+    digit below the sources' level is built by Horner's rule from its highest digit down, the accumulator
+    doubled (a copy and an add, one scratch register) between levels, instead of adding each source as
+    many times as its count."""
     b = _Builder(set_name, len(filt.inputs))
     sources = list(range(len(filt.inputs)))
     results: dict[int, int] = {}
@@ -251,10 +271,17 @@ def constructive(
         if low and b.divide is None:
             return None
         acc, here = None, None
-        for terms in low:
-            acc, here = _walk(b, acc, terms, sources, here, final=not floating)
-            acc = b.half(acc)
-        acc, _ = _walk(b, acc, top, sources, here, final=True)
+        if doubling and not low:
+            levels = _high_levels(filt.kernels[k].goal, e)
+            for j, terms in enumerate(levels):
+                if acc is not None:
+                    acc = b.op("add", (acc, b.op("mov", (acc,))))
+                acc, here = _walk(b, acc, terms, sources, here, final=not floating or j == len(levels) - 1)
+        else:
+            for terms in low:
+                acc, here = _walk(b, acc, terms, sources, here, final=not floating)
+                acc = b.half(acc)
+            acc, _ = _walk(b, acc, top, sources, here, final=True)
         if acc is None:
             acc = b.op("res", ())
         results[k] = acc
@@ -292,10 +319,10 @@ def candidates(filt: Filter, set_name: str) -> list[Program]:
     seen = set()
     for order in orders:
         for split in range(len(order) + 1):
-            for halvings, floating in itertools.product(
-                range(filt.depth + 1) if split < len(order) else (0,), (True, False)
+            for halvings, floating, doubling in itertools.product(
+                range(filt.depth + 1) if split < len(order) else (0,), (True, False), (False, True)
             ):
-                program = constructive(filt, set_name, list(order), split, halvings, floating)
+                program = constructive(filt, set_name, list(order), split, halvings, floating, doubling)
                 if program is not None:
                     key = tuple(program.instrs)
                     if key not in seen:
