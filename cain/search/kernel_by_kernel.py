@@ -29,22 +29,6 @@ def kernel_order(filt: Filter) -> list[int] | None:
     return [i for i in range(len(filt.kernels)) if i not in last] + last
 
 
-def kernel_orders(filt: Filter) -> list[list[int]]:
-    """The orders tried: `kernel_order`, and the same with the heaviest kernels (most atoms) first, so the
-    lightest get the fewest registers (each wins on some filters)."""
-    order = kernel_order(filt)
-    if order is None:
-        return []
-    inputs = {reg for _, reg in filt.inputs}
-    head = [i for i in order if filt.kernels[i].register not in inputs]
-
-    def atoms(i: int) -> int:
-        return sum(abs(c) for _, c in filt.kernels[i].goal.items)
-
-    heavy = sorted(head, key=atoms, reverse=True) + order[len(head) :]
-    return [order] if heavy == order else [order, heavy]
-
-
 def sub_filter(
     filt: Filter, index: int, keep_inputs: bool, taken: set[str], registers: tuple[str, ...]
 ) -> Filter:
@@ -104,10 +88,13 @@ def kernel_by_kernel(
     split has a plan. The kernels before the split are compiled one at a time: `search_one` returns a
     kernel's SSA plan or None, `construct` (the constructive program) builds one, and the shorter is kept.
     The kernels from the split on are built together by `construct` (with the fewest registers: it may
-    halve the inputs in place, as no kernel after them needs them). Every split of each of
-    `kernel_orders` is tried; the shortest whole plan wins."""
-    if len(filt.kernels) < 2:
+    halve the inputs in place, as no kernel after them needs them). Every split is tried; the shortest
+    whole plan wins."""
+    order = kernel_order(filt)
+    if order is None or len(filt.kernels) < 2:
         return None
+    taken: set[str] = set()
+    parts: list[tuple[list[int], Program]] = []
     best: tuple[int, list[tuple[list[int], Program]]] | None = None
 
     def offer(whole: list[tuple[list[int], Program]]) -> None:
@@ -116,32 +103,25 @@ def kernel_by_kernel(
         if best is None or length < best[0]:
             best = length, whole
 
-    for order in kernel_orders(filt):
-        taken: set[str] = set()
-        parts: list[tuple[list[int], Program]] = []
-        for n, i in enumerate(order):
-            rest = order[n:]
-            if construct and len(rest) > 1:
-                free = tuple(r for r in registers if r not in taken)
-                together = construct(
-                    replace(filt, kernels=tuple(filt.kernels[k] for k in rest), registers=free)
-                )
-                if together is not None:
-                    offer([*parts, (rest, together)])
-            sub = sub_filter(filt, i, n < len(order) - 1, taken, registers)
-            try:
-                plan = search_one(sub)
-            except CainError:
-                plan = None  # too few registers left for the search of this kernel alone
-            built = construct(sub) if construct else None
-            if built is not None and (plan is None or built.macros < plan.macros):
-                plan = (
-                    built  # the search of a kernel in few registers may do worse than its accumulator alone
-                )
-            if plan is None:
-                break
-            parts.append(([i], plan))
-            taken.add(filt.kernels[i].register)
-        else:
-            offer(parts)
+    for n, i in enumerate(order):
+        rest = order[n:]
+        if construct and len(rest) > 1:
+            free = tuple(r for r in registers if r not in taken)
+            together = construct(replace(filt, kernels=tuple(filt.kernels[k] for k in rest), registers=free))
+            if together is not None:
+                offer([*parts, (rest, together)])
+        sub = sub_filter(filt, i, n < len(order) - 1, taken, registers)
+        try:
+            plan = search_one(sub)
+        except CainError:
+            plan = None  # too few registers left for the search of this kernel alone
+        built = construct(sub) if construct else None
+        if built is not None and (plan is None or built.macros < plan.macros):
+            plan = built  # the search of a kernel in few registers may do worse than its accumulator alone
+        if plan is None:
+            break
+        parts.append(([i], plan))
+        taken.add(filt.kernels[i].register)
+    else:
+        offer(parts)
     return concatenate(filt, best[1]) if best is not None else None

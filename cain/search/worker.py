@@ -19,7 +19,7 @@ from cain.model.program import Program
 from cain.search import atoms, structure
 from cain.search.config import DEFAULT_TIME, PORTFOLIO_RESTART, PlanEvent, SearchConfig
 from cain.search.fallback import fallback
-from cain.search.kernel_by_kernel import kernel_by_kernel, kernel_orders
+from cain.search.kernel_by_kernel import kernel_by_kernel
 from cain.search.plan import direct_solution, to_program
 from cain.search.space import Pair, Space
 
@@ -307,8 +307,7 @@ class Worker:
         share = self.cfg.kernel_by_kernel
         if self.index or len(self.filt.kernels) < 2 or share <= 0:
             return
-        cfg = self.cfg
-        n = len(self.filt.kernels) * max(1, len(kernel_orders(self.filt)))  # the searches of kernels alone
+        cfg, n = self.cfg, len(self.filt.kernels)
         seconds = cfg.time_budget or (DEFAULT_TIME if cfg.node_budget is None else None)
         sub_cfg = replace(
             cfg,
