@@ -4,6 +4,7 @@ best-first), its cache, its bound and its best verified plan."""
 from __future__ import annotations
 
 import heapq
+import math
 import os
 import resource
 import time
@@ -34,6 +35,11 @@ BUS_CANDIDATES = 8
 every longer length found is scored after them."""
 BUS_SHARE = 0.15
 """Under `cost=icws` with a time budget, the part of it kept for scoring plans at bus level."""
+AGAIN_MARK = 0.2
+"""The part of the budget after which, if the kernel-by-kernel plan is still the best, the kernels are
+compiled one at a time again, with `AGAIN_SHARE` of the budget: on filters of many heavy kernels the
+simultaneous search seldom beats that plan, and each kernel's search alone improves with time."""
+AGAIN_SHARE = 0.5
 
 
 def finish(program: Program, filt: Filter, names: tuple[str, ...]) -> Program | None:
@@ -135,7 +141,9 @@ class Worker:
         self.start = time.perf_counter()
         self.discarded = 0
         self.alone: Program | None = None
-        """The first plan, if it was found kernel by kernel."""
+        """The best plan, if it was found kernel by kernel."""
+        self.again: tuple[float, float] | None = None
+        """When (nodes, seconds) to compile the kernels one at a time again (`AGAIN_MARK`)."""
         self.floor = 0
         """A lower bound on the cost: the search stops (`optimal`) once its best plan reaches it."""
         self.deadline: float | None = None
@@ -299,12 +307,12 @@ class Worker:
         if program is not None:
             self._offer(replace(program, name=self.filt.name))
 
-    def _kernels_alone(self) -> None:
-        """A first plan for a filter of several kernels, compiled one kernel at a time
+    def _kernels_alone(self, share: float) -> None:
+        """A plan for a filter of several kernels, compiled one kernel at a time
         (`cain.search.kernel_by_kernel`; the constructive program for a kernel its search has none for), on
-        `kernel_by_kernel` of the budget: a bound for the simultaneous search from the start. Worker 0 only:
+        `share` of the budget: first a bound for the simultaneous search from the start, then, if the
+        simultaneous search has not beaten it by `AGAIN_MARK`, again with `AGAIN_SHARE`. Worker 0 only:
         the others search together from the first node."""
-        share = self.cfg.kernel_by_kernel
         if self.index or len(self.filt.kernels) < 2 or share <= 0:
             return
         cfg, n = self.cfg, len(self.filt.kernels)
@@ -328,9 +336,23 @@ class Worker:
             found = fallback(sub, cfg.instruction_set, sub.registers, lambda p: finish(p, sub, sub.registers))
             return found[1] if found is not None else None
 
-        self.alone = kernel_by_kernel(self.filt, self.names, search_one, construct)
-        if self.alone is not None:
-            self._offer(self.alone)
+        plan = kernel_by_kernel(self.filt, self.names, search_one, construct)
+        if plan is not None:
+            self._offer(plan)
+            if self.best_plan is plan:
+                self.alone = plan
+
+    def _again_mark(self) -> tuple[float, float] | None:
+        """When (nodes, seconds) the kernels are compiled one at a time again, with more of the budget: only
+        if their first plan is the best, and the simultaneous search has not beaten it by then."""
+        cfg = self.cfg
+        if not self.by_kernel or cfg.kernel_by_kernel <= 0:
+            return None
+        seconds = cfg.time_budget or (DEFAULT_TIME if cfg.node_budget is None else None)
+        return (
+            AGAIN_MARK * cfg.node_budget if cfg.node_budget is not None else math.inf,
+            self.start + AGAIN_MARK * seconds if seconds is not None else math.inf,
+        )
 
     @property
     def by_kernel(self) -> bool:
@@ -379,7 +401,8 @@ class Worker:
         # how far past the deadline a search may run to reach its next 64-node mark
         self.grace = max(1.0, 0.1 * time_budget) if time_budget is not None else 0.0
         self._structured()
-        self._kernels_alone()
+        self._kernels_alone(cfg.kernel_by_kernel)
+        self.again = self._again_mark()
         self.bound = min(self.best_cost, self._naive_cap())
         self.next_check = 0
         self.next_memory_check = 0.0
@@ -463,6 +486,11 @@ class Worker:
                         if self._over_memory(cache):
                             stopped = "memory"
                             break
+                    if self.again is not None and (self.nodes >= self.again[0] or now >= self.again[1]):
+                        self.again = None
+                        if self.by_kernel and self._bound() >= self.best_cost + self.tie:
+                            self._kernels_alone(AGAIN_SHARE)
+                            now = time.perf_counter()
                     bound = min(bound, self._bound())
                     if progress is not None:
                         progress(self, now)
