@@ -13,7 +13,7 @@ from cain.diagnostics import CainError
 from cain.frontend.kernel import parse_filter
 from cain.model.goal import Goal
 from cain.model.isa import MACROS
-from cain.search import SearchConfig, atoms, search
+from cain.search import SearchConfig, atoms, search, worker
 from cain.search.fallback import fallback
 from cain.search.kernel_by_kernel import kernel_by_kernel, kernel_order
 from cain.search.plan import direct_solution
@@ -358,6 +358,20 @@ def test_the_first_plan_of_several_kernels_is_compiled_kernel_by_kernel():
     assert r.plan is not None and r.plan.output_goals(f.initial_goals()) == f.final_goals()
     assert r.kernel_by_kernel and not alone.kernel_by_kernel
     assert r.nodes <= 1000 + 100 and r.events[0].nodes <= 100  # a tenth of the budget (and the probe's)
+
+
+def test_the_kernels_are_compiled_one_at_a_time_again_while_that_plan_is_the_best(monkeypatch):
+    """At a fifth of the budget the simultaneous search has nothing shorter than the kernel-by-kernel plan,
+    so the kernels are compiled one at a time again with half of the budget: a shorter plan, found after
+    the mark, within the budget."""
+    f = parse_filter(THREE_KERNELS, "three.cain")
+    r = search(f, SearchConfig(node_budget=1000, fallback=False))
+    check(r.program, f)
+    monkeypatch.setattr(worker, "AGAIN_SHARE", 0.0)
+    once = search(f, SearchConfig(node_budget=1000, fallback=False))
+    assert r.kernel_by_kernel and once.kernel_by_kernel
+    assert r.program.macros < once.program.macros
+    assert r.events[-1].nodes >= 200 and r.nodes <= 1000 + 100
 
 
 FOUR_KERNELS = """filter layer

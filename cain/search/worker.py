@@ -342,6 +342,22 @@ class Worker:
             if self.best_plan is plan:
                 self.alone = plan
 
+    def _again(self, now: float) -> bool:
+        """At `AGAIN_MARK`: compile the kernels one at a time again, with `AGAIN_SHARE` of the budget (or
+        what is left of it), if their plan is still the best of every worker. Whether it did."""
+        if self.nodes < self.again[0] and now < self.again[1]:
+            return False
+        self.again = None
+        if not self.by_kernel or self._bound() < self.best_cost + self.tie:
+            return False
+        cfg = self.cfg
+        if cfg.node_budget is not None:
+            left = (cfg.node_budget - self.nodes) / cfg.node_budget
+        else:
+            left = (self.deadline - now) / (cfg.time_budget or DEFAULT_TIME)
+        self._kernels_alone(min(AGAIN_SHARE, left))
+        return True
+
     def _again_mark(self) -> tuple[float, float] | None:
         """When (nodes, seconds) the kernels are compiled one at a time again, with more of the budget: only
         if their first plan is the best, and the simultaneous search has not beaten it by then."""
@@ -486,11 +502,11 @@ class Worker:
                         if self._over_memory(cache):
                             stopped = "memory"
                             break
-                    if self.again is not None and (self.nodes >= self.again[0] or now >= self.again[1]):
-                        self.again = None
-                        if self.by_kernel and self._bound() >= self.best_cost + self.tie:
-                            self._kernels_alone(AGAIN_SHARE)
-                            now = time.perf_counter()
+                    if self.again is not None and self._again(now):
+                        now = time.perf_counter()
+                        if node_budget is not None and self.nodes >= node_budget:
+                            stopped = "nodes"
+                            break
                     bound = min(bound, self._bound())
                     if progress is not None:
                         progress(self, now)
