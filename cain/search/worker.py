@@ -40,6 +40,7 @@ AGAIN_MARK = 0.2
 compiled one at a time again, with `AGAIN_SHARE` of the budget: on filters of many heavy kernels the
 simultaneous search seldom beats that plan, and each kernel's search alone improves with time."""
 AGAIN_SHARE = 0.5
+"""The part of the budget the kernels are compiled with again, at `AGAIN_MARK` (or what is left of it)."""
 
 
 def finish(program: Program, filt: Filter, names: tuple[str, ...]) -> Program | None:
