@@ -148,6 +148,8 @@ class Worker:
         self.floor = 0
         """A lower bound on the cost: the search stops (`optimal`) once its best plan reaches it."""
         self.deadline: float | None = None
+        self.seconds: float | None = None
+        """The time budget in seconds (`DEFAULT_TIME` when neither budget is given), set by `run`."""
         self.memory_limit = cfg.max_memory // cfg.workers if cfg.max_memory is not None else None
         self.progress = None
         self._ticks = 0
@@ -316,8 +318,7 @@ class Worker:
         the others search together from the first node."""
         if self.index or len(self.filt.kernels) < 2 or share <= 0:
             return
-        cfg, n = self.cfg, len(self.filt.kernels)
-        seconds = cfg.time_budget or (DEFAULT_TIME if cfg.node_budget is None else None)
+        cfg, n, seconds = self.cfg, len(self.filt.kernels), self.seconds
         sub_cfg = replace(
             cfg,
             node_budget=max(1, int(cfg.node_budget * share / n)) if cfg.node_budget is not None else None,
@@ -355,17 +356,16 @@ class Worker:
         if cfg.node_budget is not None:
             left = (cfg.node_budget - self.nodes) / cfg.node_budget
         else:
-            left = (self.deadline - now) / (cfg.time_budget or DEFAULT_TIME)
+            left = (self.deadline - now) / self.seconds
         self._kernels_alone(min(AGAIN_SHARE, left))
         return True
 
     def _again_mark(self) -> tuple[float, float] | None:
         """When (nodes, seconds) the kernels are compiled one at a time again, with more of the budget: only
         if their first plan is the best, and the simultaneous search has not beaten it by then."""
-        cfg = self.cfg
+        cfg, seconds = self.cfg, self.seconds
         if not self.by_kernel or cfg.kernel_by_kernel <= 0:
             return None
-        seconds = cfg.time_budget or (DEFAULT_TIME if cfg.node_budget is None else None)
         return (
             AGAIN_MARK * cfg.node_budget if cfg.node_budget is not None else math.inf,
             self.start + AGAIN_MARK * seconds if seconds is not None else math.inf,
@@ -410,6 +410,7 @@ class Worker:
         time_budget = cfg.time_budget
         if cfg.node_budget is None and time_budget is None:
             time_budget = DEFAULT_TIME
+        self.seconds = time_budget
         self.deadline = self.start + time_budget if time_budget is not None else None
         self.hard_deadline = self.deadline
         if self.deadline is not None and self.icws_cost:  # leave time to score the plans at bus level
