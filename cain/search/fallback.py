@@ -28,6 +28,8 @@ from cain.model.program import Instr, Program
 from cain.search.space import division_macro
 
 Position = tuple[int, int]
+Terms = dict[Position, list[tuple[int, int]]]
+"""For each position, the `(channel, signed multiplicity)` terms of the sources to add there."""
 _STEP = {offset: name for name, offset in DIRECTIONS.items()}
 
 
@@ -129,7 +131,7 @@ def _steps(dx: int, dy: int) -> list[str]:
 def _walk(
     b: _Builder,
     acc: int | None,
-    terms: dict[Position, list[tuple[int, int]]],
+    terms: Terms,
     sources: list[int],
     here: Position | None,
     final: bool,
@@ -204,11 +206,11 @@ def _walk(
 
 def _levels(
     goal, e: int
-) -> tuple[list[dict[Position, list[tuple[int, int]]]], dict[Position, list[tuple[int, int]]]]:
+) -> tuple[list[Terms], Terms]:
     """A kernel's digits over sources holding `2^e` atoms: the terms of each level below `e` (lowest
     first, from the lowest non-empty one) and the terms at and above `e`, as multiplicities."""
-    low: dict[int, dict[Position, list[tuple[int, int]]]] = {}
-    top: dict[Position, list[tuple[int, int]]] = {}
+    low: dict[int, Terms] = {}
+    top: Terms = {}
     for (x, y, z), c in goal.items:
         mult = 0
         for j, digit in enumerate(naf(c)):
@@ -226,10 +228,10 @@ def _levels(
     return [low.get(j, {}) for j in range(first, e)], top
 
 
-def _high_levels(goal, e: int) -> list[dict[Position, list[tuple[int, int]]]]:
+def _high_levels(goal, e: int) -> list[Terms]:
     """A kernel's digits at and above `e` over sources holding `2^e` atoms, as the terms of each level,
     highest first (for Horner's rule by doubling)."""
-    levels: dict[int, dict[Position, list[tuple[int, int]]]] = {}
+    levels: dict[int, Terms] = {}
     for (x, y, z), c in goal.items:
         for j, digit in enumerate(naf(c)):
             if digit and j >= e:
@@ -245,6 +247,7 @@ def constructive(
     halvings: int,
     floating: bool = True,
     doubling: bool = False,
+    sharing: bool = False,
 ) -> Program | None:
     """The SSA program computing `filt`'s kernels in `order`, the first `split` from the inputs as they
     are, the rest after every input has been halved `halvings` times; None when the instruction set
@@ -252,10 +255,12 @@ def constructive(
     (else every walk returns to the origin; either can be the shorter). `doubling`: a kernel with no
     digit below the sources' level is built by Horner's rule from its highest digit down, the accumulator
     doubled (a copy and an add, one scratch register) between levels, instead of adding each source as
-    many times as its count."""
+    many times as its count. `sharing`: two kernels in a row that have no digit below the sources'
+    level add their common part once, in an accumulator both go on from (`_common`)."""
     b = _Builder(set_name, len(filt.inputs))
     sources = list(range(len(filt.inputs)))
     results: dict[int, int] = {}
+    shared: dict[int, tuple[int | None, Position | None, Terms]] = {}  # kernel -> its start, its rest
     for n, k in enumerate(order):
         if n == split and halvings:
             if b.divide is None:
@@ -271,6 +276,17 @@ def constructive(
         if low and b.divide is None:
             return None
         acc, here = None, None
+        if k in shared:
+            acc, here, top = shared.pop(k)
+        elif sharing and not low and not doubling and n + 1 < len(order):
+            partner = order[n + 1]
+            e_next = filt.depth - (halvings if n + 1 >= split else 0)
+            low_next, top_next = _levels(filt.kernels[partner].goal, e_next)
+            if not low_next and e_next == e and _kept_input(filt, partner) is None:
+                common, offset, top, rest = _common(top, top_next)
+                acc, here = _walk(b, None, common, sources, None, final=False)
+                partner_here = None if here is None else (here[0] + offset[0], here[1] + offset[1])
+                shared[partner] = acc, partner_here, rest
         if doubling and not low:
             levels = _high_levels(filt.kernels[k].goal, e)
             for j, terms in enumerate(levels):
@@ -291,6 +307,36 @@ def constructive(
         b.instrs,
         [(results[k], kern.register) for k, kern in enumerate(filt.kernels)],
     )
+
+
+def _common(a: Terms, b: Terms) -> tuple[Terms, Position, Terms, Terms]:
+    """The largest common part of two kernels' terms, `b`'s moved by the offset (within two steps) that
+    makes it largest: (common part, offset, what `a` adds after it, what `b` adds after it)."""
+
+    def split(d: Position) -> tuple[int, Terms, Terms, Terms]:
+        counts_a = {(p, z): n for p, ts in a.items() for z, n in ts}
+        counts_b = {((p[0] - d[0], p[1] - d[1]), z): n for p, ts in b.items() for z, n in ts}
+        common: dict[tuple[Position, int], int] = {}
+        for key, n in counts_a.items():
+            m = counts_b.get(key, 0)
+            if n * m > 0:
+                common[key] = min(n, m) if n > 0 else max(n, m)
+        size = sum(abs(n) for n in common.values())
+
+        def terms(counts: dict[tuple[Position, int], int], shift: Position, less: bool = True) -> Terms:
+            out: Terms = {}
+            for (p, z), n in sorted(counts.items()):
+                n -= common.get((p, z), 0) if less else 0
+                if n:
+                    out.setdefault((p[0] + shift[0], p[1] + shift[1]), []).append((z, n))
+            return out
+
+        return size, terms(common, (0, 0), less=False), terms(counts_a, (0, 0)), terms(counts_b, d)
+
+    offsets = [(dx, dy) for dx in range(-2, 3) for dy in range(-2, 3) if abs(dx) + abs(dy) <= 2]
+    best = max(offsets, key=lambda d: (split(d)[0], -abs(d[0]) - abs(d[1]), d))
+    _, common, rest_a, rest_b = split(best)
+    return common, best, rest_a, rest_b
 
 
 def _kept_input(filt: Filter, k: int) -> int | None:
@@ -319,10 +365,12 @@ def candidates(filt: Filter, set_name: str) -> list[Program]:
     seen = set()
     for order in orders:
         for split in range(len(order) + 1):
-            for halvings, floating, doubling in itertools.product(
-                range(filt.depth + 1) if split < len(order) else (0,), (True, False), (False, True)
+            for halvings, floating, doubling, sharing in itertools.product(
+                range(filt.depth + 1) if split < len(order) else (0,), (True, False), (False, True), (False, True)
             ):
-                program = constructive(filt, set_name, list(order), split, halvings, floating, doubling)
+                if sharing and (doubling or len(order) < 2):
+                    continue
+                program = constructive(filt, set_name, list(order), split, halvings, floating, doubling, sharing)
                 if program is not None:
                     key = tuple(program.instrs)
                     if key not in seen:
