@@ -14,7 +14,7 @@ from cain.frontend.kernel import parse_filter
 from cain.model.goal import Goal
 from cain.model.isa import MACROS
 from cain.search import SearchConfig, atoms, search, worker
-from cain.search.fallback import fallback
+from cain.search.fallback import constructive, fallback
 from cain.search.kernel_by_kernel import kernel_by_kernel, kernel_order
 from cain.search.plan import direct_solution
 from cain.search.space import Space
@@ -431,3 +431,20 @@ def test_kernel_by_kernel_keeps_the_shortest_split():
     assert plan.output_goals(f.initial_goals()) == f.final_goals()
     assert plan.macros <= construct(f).macros
     check(finish(plan, f, f.registers), f)
+
+
+def test_two_kernels_in_three_registers_add_their_common_part_once():
+    """Two kernels and their input in three registers leave none to divide or double: both add halved
+    copies of the input once per count. Added once into an accumulator both go on from, the counts they
+    share cost half, and the program allocates on the three registers and computes the filter."""
+    f = parse_filter(
+        "filter pair\ninput A\noutput k0 -> A = 1/4 [1 2 0; 4 3 1; 3 2 3]\n"
+        "output k1 -> B = 1/4 [1 1 3; 0 3 2; 3 3 3]\noption registers = A B C\n",
+        "pair.cain",
+    )
+    alone = constructive(f, "all", [1, 0], 0, 2, sharing=False)
+    shared = constructive(f, "all", [1, 0], 0, 2, sharing=True)
+    assert shared.macros < alone.macros
+    done = fallback(f, "all", f.registers, lambda p: finish(p, f, f.registers))
+    assert done is not None and done[1].macros <= shared.macros
+    check(done[0], f)

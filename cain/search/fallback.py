@@ -11,7 +11,8 @@ add and the move after it (or a move and the subtraction after it) are one macro
 Which registers this needs depends on when the input is halved: dividing the accumulator needs the input
 and every finished kernel to stay live beside it (and a scratch register with `all`), so when registers
 are short the input itself is halved first, in place, and the later kernels add halved copies several
-times instead of dividing. `fallback` tries the kernel orders and the points to halve the input,
+times instead of dividing; such a kernel starts from a kernel built before it, moved, or adds its common
+part with the next kernel once, into an accumulator both go on from. `fallback` tries the kernel orders and the points to halve the input,
 shortest first, and returns the first program that allocates and verifies.
 """
 
@@ -255,8 +256,10 @@ def constructive(
     (else every walk returns to the origin; either can be the shorter). `doubling`: a kernel with no
     digit below the sources' level is built by Horner's rule from its highest digit down, the accumulator
     doubled (a copy and an add, one scratch register) between levels, instead of adding each source as
-    many times as its count. `sharing`: two kernels in a row that have no digit below the sources'
-    level add their common part once, in an accumulator both go on from (`_common`)."""
+    many times as its count. `sharing`: a kernel with no digit below the sources' level starts from the
+    kernel built earlier, moved, that leaves it least to add (`_from_earlier`), or adds the common part
+    it has with the next kernel once, in an accumulator both go on from (`_common`), whichever saves
+    more."""
     b = _Builder(set_name, len(filt.inputs))
     sources = list(range(len(filt.inputs)))
     results: dict[int, int] = {}
@@ -278,15 +281,21 @@ def constructive(
         acc, here = None, None
         if k in shared:
             acc, here, top = shared.pop(k)
-        elif sharing and not low and not doubling and n + 1 < len(order):
-            partner = order[n + 1]
+        elif sharing and not low and not doubling:
+            earlier = [(results[j], c) for j in order[:n] if (c := _in_sources(filt, j, e)) is not None]
+            saved, value, offset, rest = _from_earlier(top, earlier)
+            partner = order[n + 1] if n + 1 < len(order) else None
             e_next = filt.depth - (halvings if n + 1 >= split else 0)
-            low_next, top_next = _levels(filt.kernels[partner].goal, e_next)
-            if not low_next and e_next == e and _kept_input(filt, partner) is None:
-                common, offset, top, rest = _common(top, top_next)
-                acc, here = _walk(b, None, common, sources, None, final=False)
-                partner_here = None if here is None else (here[0] + offset[0], here[1] + offset[1])
-                shared[partner] = acc, partner_here, rest
+            if partner is not None and e_next == e and _kept_input(filt, partner) is None:
+                low_next, top_next = _levels(filt.kernels[partner].goal, e)
+                if not low_next and (common := _common(top, top_next))[0] > max(saved, 1):
+                    _, part, offset, top, rest = common
+                    acc, here = _walk(b, None, part, sources, None, final=False)
+                    partner_here = None if here is None else (here[0] + offset[0], here[1] + offset[1])
+                    shared[partner] = acc, partner_here, rest
+                    saved = 0
+            if saved > 1:
+                acc, here, top = value, offset, rest
         if doubling and not low:
             levels = _high_levels(filt.kernels[k].goal, e)
             for j, terms in enumerate(levels):
@@ -309,34 +318,76 @@ def constructive(
     )
 
 
-def _common(a: Terms, b: Terms) -> tuple[Terms, Position, Terms, Terms]:
-    """The largest common part of two kernels' terms, `b`'s moved by the offset (within two steps) that
-    makes it largest: (common part, offset, what `a` adds after it, what `b` adds after it)."""
+Counts = dict[tuple[Position, int], int]
+"""Terms as one signed multiplicity per (position, channel)."""
 
-    def split(d: Position) -> tuple[int, Terms, Terms, Terms]:
-        counts_a = {(p, z): n for p, ts in a.items() for z, n in ts}
-        counts_b = {((p[0] - d[0], p[1] - d[1]), z): n for p, ts in b.items() for z, n in ts}
-        common: dict[tuple[Position, int], int] = {}
-        for key, n in counts_a.items():
-            m = counts_b.get(key, 0)
-            if n * m > 0:
-                common[key] = min(n, m) if n > 0 else max(n, m)
-        size = sum(abs(n) for n in common.values())
+_OFFSETS = [(dx, dy) for dx in range(-2, 3) for dy in range(-2, 3) if abs(dx) + abs(dy) <= 2]
+"""The offsets, within two steps, by which one kernel's counts are matched against another's."""
 
-        def terms(counts: dict[tuple[Position, int], int], shift: Position, less: bool = True) -> Terms:
-            out: Terms = {}
-            for (p, z), n in sorted(counts.items()):
-                n -= common.get((p, z), 0) if less else 0
-                if n:
-                    out.setdefault((p[0] + shift[0], p[1] + shift[1]), []).append((z, n))
-            return out
 
-        return size, terms(common, (0, 0), less=False), terms(counts_a, (0, 0)), terms(counts_b, d)
+def _counts(terms: Terms, d: Position = (0, 0)) -> Counts:
+    """`terms` as counts, every position moved by `d`."""
+    return {((p[0] + d[0], p[1] + d[1]), z): n for p, ts in terms.items() for z, n in ts}
 
-    offsets = [(dx, dy) for dx in range(-2, 3) for dy in range(-2, 3) if abs(dx) + abs(dy) <= 2]
-    best = max(offsets, key=lambda d: (split(d)[0], -abs(d[0]) - abs(d[1]), d))
-    _, common, rest_a, rest_b = split(best)
-    return common, best, rest_a, rest_b
+
+def _terms(counts: Counts) -> Terms:
+    out: Terms = {}
+    for (p, z), n in sorted(counts.items()):
+        if n:
+            out.setdefault(p, []).append((z, n))
+    return out
+
+
+def _minus(a: Counts, b: Counts) -> Counts:
+    return {key: a.get(key, 0) - b.get(key, 0) for key in a.keys() | b.keys()}
+
+
+def _size(counts: Counts) -> int:
+    """How many sources adding `counts` takes, one per unit."""
+    return sum(abs(n) for n in counts.values())
+
+
+def _common(a: Terms, b: Terms) -> tuple[int, Terms, Position, Terms, Terms]:
+    """The largest common part of two kernels' terms, `b`'s moved by the offset that makes it largest:
+    (its size, the common part, the offset, what `a` adds after it, what `b` adds after it)."""
+    counts_a = _counts(a)
+
+    def common(d: Position) -> Counts:
+        counts_b = _counts(b, (-d[0], -d[1]))
+        return {
+            key: min(n, m) if n > 0 else max(n, m)
+            for key, n in counts_a.items()
+            if n * (m := counts_b.get(key, 0)) > 0
+        }
+
+    d = max(_OFFSETS, key=lambda d: (_size(common(d)), -abs(d[0]) - abs(d[1]), d))
+    part = common(d)
+    rest_b = _minus(_counts(b), {((p[0] + d[0], p[1] + d[1]), z): n for (p, z), n in part.items()})
+    return _size(part), _terms(part), d, _terms(_minus(counts_a, part)), _terms(rest_b)
+
+
+def _from_earlier(top: Terms, earlier: list[tuple[int, Counts]]) -> tuple[int, int, Position, Terms]:
+    """The kernel built earlier (its value, its counts) and the offset that, as the accumulator's start,
+    leave `top` the fewest sources to add: (sources saved, its value, the offset, what is left to add)."""
+    counts = _counts(top)
+    best: tuple[int, int, Position, Counts] = (0, -1, (0, 0), counts)
+    for value, other in earlier:
+        for d in _OFFSETS:
+            rest = _minus(counts, {((p[0] + d[0], p[1] + d[1]), z): n for (p, z), n in other.items()})
+            saved = _size(counts) - _size(rest)
+            if saved > best[0]:
+                best = saved, value, d, rest
+    return best[0], best[1], best[2], _terms(best[3])
+
+
+def _in_sources(filt: Filter, k: int, e: int) -> Counts | None:
+    """Kernel `k`'s counts over sources holding `2^e` atoms, None if it has a digit below that level."""
+    counts: Counts = {}
+    for (x, y, z), c in filt.kernels[k].goal.items:
+        if c % (1 << e):
+            return None
+        counts[((x, y), z)] = c >> e
+    return counts
 
 
 def _kept_input(filt: Filter, k: int) -> int | None:
