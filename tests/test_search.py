@@ -3,6 +3,7 @@ the direct solver, and whole searches under node budgets whose programs are chec
 
 from __future__ import annotations
 
+from dataclasses import replace
 from pathlib import Path
 
 import pytest
@@ -423,13 +424,14 @@ def test_kernel_by_kernel_keeps_the_shortest_split():
     allocates on the six registers and computes the filter."""
     f = parse_filter(FOUR_KERNELS, "layer.cain")
 
-    def construct(sub):
-        found = fallback(sub, "all", sub.registers, lambda p: finish(p, sub, sub.registers))
+    def construct(sub, bases):
+        names = sub.registers + tuple(reg for reg, _ in bases)
+        found = fallback(sub, "all", names, lambda p: finish(p, sub, names, bases), bases)
         return found[1] if found is not None else None
 
     plan = kernel_by_kernel(f, f.registers, lambda sub: None, construct)
     assert plan.output_goals(f.initial_goals()) == f.final_goals()
-    assert plan.macros <= construct(f).macros
+    assert plan.macros <= construct(f, ()).macros
     check(finish(plan, f, f.registers), f)
 
 
@@ -448,3 +450,22 @@ def test_two_kernels_in_three_registers_add_their_common_part_once():
     done = fallback(f, "all", f.registers, lambda p: finish(p, f, f.registers))
     assert done is not None and done[1].macros <= shared.macros
     check(done[0], f)
+
+
+def test_a_kernel_starts_from_one_built_before_it():
+    """A kernel that is one built before it, moved, with a count less, adds that kernel once and builds only
+    the difference; allocated with the earlier kernel kept in its register, it computes both."""
+    f = parse_filter(
+        "filter two\ninput A\noutput k0 -> B = 1/4 [3 1 2; 1 3 1; 2 1 3]\n"
+        "output k1 -> C = 1/4 [0 3 1 2; 0 1 3 1; 0 2 1 2]\noption registers = A B C D\n",
+        "two.cain",
+    )
+    sub = replace(f, kernels=(f.kernels[1],), registers=("A", "C", "D"))
+    bases = (("B", f.kernels[0].goal),)
+    alone = constructive(sub, "all", [0], 0, 0, bases=bases)
+    shared = constructive(sub, "all", [0], 0, 0, sharing=True, bases=bases)
+    assert shared.macros < alone.macros
+    names = (*sub.registers, "B")
+    done = fallback(sub, "all", names, lambda p: finish(p, sub, names, bases), bases)
+    assert done is not None and done[1].macros <= shared.macros
+    verify_program(done[0], [*sub.initial_goals(), bases[0][1]], [*sub.final_goals(), bases[0][1]], f.depth)

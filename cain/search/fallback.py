@@ -11,16 +11,17 @@ add and the move after it (or a move and the subtraction after it) are one macro
 Which registers this needs depends on when the input is halved: dividing the accumulator needs the input
 and every finished kernel to stay live beside it (and a scratch register with `all`), so when registers
 are short the input itself is halved first, in place, and the later kernels add halved copies several
-times instead of dividing; such a kernel starts from a kernel built before it, moved, or adds its common
-part with the next kernel once, into an accumulator both go on from. `fallback` tries the kernel orders and the points to halve the input,
+times instead of dividing. A kernel may add one built before it (or given as a base: a value already
+computed), moved, and build only the difference; or two kernels in a row add their common part once,
+into an accumulator both go on from. `fallback` tries the kernel orders and the points to halve the input,
 shortest first, and returns the first program that allocates and verifies.
 """
 
 from __future__ import annotations
 
 import itertools
-from collections.abc import Callable
-from functools import cache
+from collections.abc import Callable, Sequence
+from functools import cache, lru_cache
 
 from cain.model.filter import Filter
 from cain.model.goal import Goal
@@ -249,6 +250,7 @@ def constructive(
     floating: bool = True,
     doubling: bool = False,
     sharing: bool = False,
+    bases: Sequence[tuple[str, Goal]] = (),
 ) -> Program | None:
     """The SSA program computing `filt`'s kernels in `order`, the first `split` from the inputs as they
     are, the rest after every input has been halved `halvings` times; None when the instruction set
@@ -256,13 +258,18 @@ def constructive(
     (else every walk returns to the origin; either can be the shorter). `doubling`: a kernel with no
     digit below the sources' level is built by Horner's rule from its highest digit down, the accumulator
     doubled (a copy and an add, one scratch register) between levels, instead of adding each source as
-    many times as its count. `sharing`: a kernel with no digit below the sources' level starts from the
-    kernel built earlier, moved, that leaves it least to add (`_from_earlier`), or adds the common part
-    it has with the next kernel once, in an accumulator both go on from (`_common`), whichever saves
-    more."""
-    b = _Builder(set_name, len(filt.inputs))
-    sources = list(range(len(filt.inputs)))
+    many times as its count. `sharing`: a kernel adds the one built before it, moved, that leaves the
+    least to build (`_from_earlier`), or, with no digit below the sources' level, adds its common part
+    with the next kernel once, in an accumulator both go on from (`_common`), whichever saves more.
+    `bases`: values already computed (register, goal), extra inputs kept to the end, that count as built
+    before."""
+    channels = len(filt.inputs)
+    b = _Builder(set_name, channels + len(bases))
+    sources = list(range(channels))
     results: dict[int, int] = {}
+    goals = {k: kernel.goal for k, kernel in enumerate(filt.kernels)}
+    goals.update({-1 - i: goal for i, (_, goal) in enumerate(bases)})
+    results.update({-1 - i: channels + i for i in range(len(bases))})
     shared: dict[int, tuple[int | None, Position | None, Terms]] = {}  # kernel -> its start, its rest
     for n, k in enumerate(order):
         if n == split and halvings:
@@ -278,24 +285,25 @@ def constructive(
         low, top = _levels(filt.kernels[k].goal, e)
         if low and b.divide is None:
             return None
-        acc, here = None, None
+        acc, here, srcs = None, None, sources
         if k in shared:
             acc, here, top = shared.pop(k)
-        elif sharing and not low and not doubling:
-            earlier = [(results[j], c) for j in order[:n] if (c := _in_sources(filt, j, e)) is not None]
-            saved, value, offset, rest = _from_earlier(top, earlier)
+        elif sharing and not doubling:
+            built = [-1 - i for i in range(len(bases))] + list(order[:n])
+            saved, i, offset, rest = _from_earlier(filt.kernels[k].goal, tuple(goals[j] for j in built), e)
             partner = order[n + 1] if n + 1 < len(order) else None
             e_next = filt.depth - (halvings if n + 1 >= split else 0)
-            if partner is not None and e_next == e and _kept_input(filt, partner) is None:
+            if not low and partner is not None and e_next == e and _kept_input(filt, partner) is None:
                 low_next, top_next = _levels(filt.kernels[partner].goal, e)
-                if not low_next and (common := _common(top, top_next))[0] > max(saved, 1):
-                    _, part, offset, top, rest = common
+                if not low_next and (common := _common(top, top_next))[0] > saved:
+                    _, part, shift, top, after = common
                     acc, here = _walk(b, None, part, sources, None, final=False)
-                    partner_here = None if here is None else (here[0] + offset[0], here[1] + offset[1])
-                    shared[partner] = acc, partner_here, rest
+                    shared[partner] = acc, None if here is None else (here[0] + shift[0], here[1] + shift[1]), after
                     saved = 0
-            if saved > 1:
-                acc, here, top = value, offset, rest
+            if saved > 0:  # the rest by Horner's rule, and the earlier kernel added, moved, in the last walk
+                low, top = _levels(rest, e)
+                top.setdefault(offset, []).append((len(sources), 1))
+                srcs = [*sources, results[built[i]]]
         if doubling and not low:
             levels = _high_levels(filt.kernels[k].goal, e)
             for j, terms in enumerate(levels):
@@ -304,17 +312,18 @@ def constructive(
                 acc, here = _walk(b, acc, terms, sources, here, final=not floating or j == len(levels) - 1)
         else:
             for terms in low:
-                acc, here = _walk(b, acc, terms, sources, here, final=not floating)
+                acc, here = _walk(b, acc, terms, srcs, here, final=not floating)
                 acc = b.half(acc)
-            acc, _ = _walk(b, acc, top, sources, here, final=True)
+            acc, _ = _walk(b, acc, top, srcs, here, final=True)
         if acc is None:
             acc = b.op("res", ())
         results[k] = acc
+    kept = [(channels + i, reg) for i, (reg, _) in enumerate(bases)]
     return Program(
         filt.name,
-        [(z, reg) for z, (_, reg) in enumerate(filt.inputs)],
+        [(z, reg) for z, (_, reg) in enumerate(filt.inputs)] + kept,
         b.instrs,
-        [(results[k], kern.register) for k, kern in enumerate(filt.kernels)],
+        [(results[k], kern.register) for k, kern in enumerate(filt.kernels)] + kept,
     )
 
 
@@ -366,28 +375,28 @@ def _common(a: Terms, b: Terms) -> tuple[int, Terms, Position, Terms, Terms]:
     return _size(part), _terms(part), d, _terms(_minus(counts_a, part)), _terms(rest_b)
 
 
-def _from_earlier(top: Terms, earlier: list[tuple[int, Counts]]) -> tuple[int, int, Position, Terms]:
-    """The kernel built earlier (its value, its counts) and the offset that, as the accumulator's start,
-    leave `top` the fewest sources to add: (sources saved, its value, the offset, what is left to add)."""
-    counts = _counts(top)
-    best: tuple[int, int, Position, Counts] = (0, -1, (0, 0), counts)
-    for value, other in earlier:
+def _cost(goal: Goal, e: int) -> int:
+    """About how many instructions Horner's rule takes for `goal` over sources holding `2^e` atoms: an
+    add per digit below `e`, a division per level, and an add per source at and above it."""
+    low, top = _levels(goal, e)
+    digits = sum(len(ts) for level in low for ts in level.values())
+    return digits + len(low) + _size(_counts(top))
+
+
+@lru_cache(maxsize=4096)
+def _from_earlier(goal: Goal, built: tuple[Goal, ...], e: int) -> tuple[int, int, Position, Goal]:
+    """Which of the goals `built` earlier, added once and moved by which offset, leaves `goal` the least
+    to build over sources holding `2^e` atoms: (instructions saved, its index, the offset, the goal left
+    to build). Saves 0 when none helps. Cached: every candidate program asks it again."""
+    alone = _cost(goal, e)
+    best: tuple[int, int, Position, Goal] = (0, -1, (0, 0), goal)
+    for i, other in enumerate(built):
         for d in _OFFSETS:
-            rest = _minus(counts, {((p[0] + d[0], p[1] + d[1]), z): n for (p, z), n in other.items()})
-            saved = _size(counts) - _size(rest)
+            rest = goal - other.shifted(d)
+            saved = alone - _cost(rest, e) - 1
             if saved > best[0]:
-                best = saved, value, d, rest
-    return best[0], best[1], best[2], _terms(best[3])
-
-
-def _in_sources(filt: Filter, k: int, e: int) -> Counts | None:
-    """Kernel `k`'s counts over sources holding `2^e` atoms, None if it has a digit below that level."""
-    counts: Counts = {}
-    for (x, y, z), c in filt.kernels[k].goal.items:
-        if c % (1 << e):
-            return None
-        counts[((x, y), z)] = c >> e
-    return counts
+                best = saved, i, d, rest
+    return best
 
 
 def _kept_input(filt: Filter, k: int) -> int | None:
@@ -400,9 +409,10 @@ def _kept_input(filt: Filter, k: int) -> int | None:
     return None
 
 
-def candidates(filt: Filter, set_name: str) -> list[Program]:
+def candidates(filt: Filter, set_name: str, bases: Sequence[tuple[str, Goal]] = ()) -> list[Program]:
     """Every constructive program worth trying, shortest first: each kernel order (kernels whose register
-    holds an input last), each point to halve the inputs and each number of halvings."""
+    holds an input last), each point to halve the inputs and each number of halvings (`bases`: values
+    already computed that the kernels may start from, as `constructive`)."""
     input_regs = {reg for _, reg in filt.inputs}
     kernels = range(len(filt.kernels))
     orders = sorted(
@@ -419,9 +429,11 @@ def candidates(filt: Filter, set_name: str) -> list[Program]:
             for halvings, floating, doubling, sharing in itertools.product(
                 range(filt.depth + 1) if split < len(order) else (0,), (True, False), (False, True), (False, True)
             ):
-                if sharing and (doubling or len(order) < 2):
+                if sharing and (doubling or len(order) + len(bases) < 2):
                     continue
-                program = constructive(filt, set_name, list(order), split, halvings, floating, doubling, sharing)
+                program = constructive(
+                    filt, set_name, list(order), split, halvings, floating, doubling, sharing, bases
+                )
                 if program is not None:
                     key = tuple(program.instrs)
                     if key not in seen:
@@ -432,11 +444,15 @@ def candidates(filt: Filter, set_name: str) -> list[Program]:
 
 
 def fallback(
-    filt: Filter, set_name: str, registers: tuple[str, ...], finish: Callable[[Program], Program | None]
+    filt: Filter,
+    set_name: str,
+    registers: tuple[str, ...],
+    finish: Callable[[Program], Program | None],
+    bases: Sequence[tuple[str, Goal]] = (),
 ) -> tuple[Program, Program] | None:
     """The shortest constructive program that `finish` register-allocates (on `registers`) and verifies,
-    and its SSA form; None when none fits the registers."""
-    for program in candidates(filt, set_name):
+    and its SSA form; None when none fits the registers. `bases` as for `constructive`."""
+    for program in candidates(filt, set_name, bases):
         if registers_needed(program) > len(registers):
             continue
         done = finish(program)

@@ -18,6 +18,9 @@ from cain.model.filter import Filter, Kernel
 from cain.model.goal import Goal
 from cain.model.program import Instr, Program
 
+Bases = tuple[tuple[str, Goal], ...]
+"""Kernels built before, as (register, goal): extra inputs a constructive plan may read and keeps."""
+
 
 def kernel_order(filt: Filter) -> list[int] | None:
     """The kernels in the order they are compiled: those whose register holds an input come last (they
@@ -45,15 +48,22 @@ def sub_filter(
     return replace(filt, name=f"{filt.name}.{kernel.name}", kernels=tuple(kernels), registers=free)
 
 
-def concatenate(filt: Filter, parts: list[tuple[list[int], Program]]) -> Program:
-    """One SSA program from the plans of `parts` (kernel indices, their sub-filter's plan), in order: each
-    plan reads the inputs as the plan before it left them (its outputs after its kernels' keep them)."""
-    current = {z: z for z in range(len(filt.inputs))}  # the value holding input z
+Part = tuple[list[int], Program, tuple[int, ...]]
+"""Kernel indices, their sub-filter's plan, and the kernels built before that the plan reads as extra
+inputs after the filter's own (its bases, kept to its end)."""
+
+
+def concatenate(filt: Filter, parts: list[Part]) -> Program:
+    """One SSA program from `parts`, in order: each plan reads the inputs as the plan before it left them
+    (its outputs after its kernels' keep them), and its bases as the kernels they are."""
+    channels = len(filt.inputs)
+    current = {z: z for z in range(channels)}  # the value holding input z
     instrs: list[Instr] = []
     outputs: dict[int, int] = {}
-    nxt = len(filt.inputs)
-    for indices, plan in parts:
-        rename = {v: current[z] for z, (v, _) in enumerate(plan.inputs)}
+    nxt = channels
+    for indices, plan, bases in parts:
+        rename = {v: current[z] for z, (v, _) in enumerate(plan.inputs[:channels])}
+        rename.update({v: outputs[j] for (v, _), j in zip(plan.inputs[channels:], bases, strict=True)})
         for ins in plan.instrs:
             for r in ins.results:
                 rename[r] = nxt
@@ -68,7 +78,7 @@ def concatenate(filt: Filter, parts: list[tuple[list[int], Program]]) -> Program
             )
         for index, (value, _) in zip(indices, plan.outputs, strict=False):
             outputs[index] = rename[value]
-        for z, (value, _) in enumerate(plan.outputs[len(indices) :]):
+        for z, (value, _) in enumerate(plan.outputs[len(indices) : len(plan.outputs) - len(bases)]):
             current[z] = rename[value]
     return Program(
         filt.name,
@@ -82,45 +92,48 @@ def kernel_by_kernel(
     filt: Filter,
     registers: tuple[str, ...],
     search_one: Callable[[Filter], Program | None],
-    construct: Callable[[Filter], Program | None] | None = None,
+    construct: Callable[[Filter, Bases], Program | None] | None = None,
 ) -> Program | None:
     """The concatenated SSA plan (to be register-allocated and verified as one program), or None when no
     split has a plan. The kernels before the split are compiled one at a time: `search_one` returns a
     kernel's SSA plan or None, `construct` (the constructive program) builds one, and the shorter is kept.
     The kernels from the split on are built together by `construct` (with the fewest registers: it may
-    halve the inputs in place, as no kernel after them needs them). Every split is tried; the shortest
-    whole plan wins."""
+    halve the inputs in place, as no kernel after them needs them). `construct` is also given the kernels
+    built before (register, goal), which its kernels may start from (`cain.search.fallback`, sharing).
+    Every split is tried; the shortest whole plan wins."""
     order = kernel_order(filt)
     if order is None or len(filt.kernels) < 2:
         return None
     taken: set[str] = set()
-    parts: list[tuple[list[int], Program]] = []
-    best: tuple[int, list[tuple[list[int], Program]]] | None = None
+    parts: list[Part] = []
+    best: tuple[int, list[Part]] | None = None
 
-    def offer(whole: list[tuple[list[int], Program]]) -> None:
+    def offer(whole: list[Part]) -> None:
         nonlocal best
-        length = sum(plan.macros for _, plan in whole)
+        length = sum(plan.macros for _, plan, _ in whole)
         if best is None or length < best[0]:
             best = length, whole
 
     for n, i in enumerate(order):
         rest = order[n:]
+        done = tuple(j for indices, _, _ in parts for j in indices)
+        bases = tuple((filt.kernels[j].register, filt.kernels[j].goal) for j in done)
         if construct and len(rest) > 1:
             free = tuple(r for r in registers if r not in taken)
-            together = construct(replace(filt, kernels=tuple(filt.kernels[k] for k in rest), registers=free))
+            together = construct(replace(filt, kernels=tuple(filt.kernels[k] for k in rest), registers=free), bases)
             if together is not None:
-                offer([*parts, (rest, together)])
+                offer([*parts, (rest, together, done)])
         sub = sub_filter(filt, i, n < len(order) - 1, taken, registers)
         try:
-            plan = search_one(sub)
+            plan, reads = search_one(sub), ()
         except CainError:
-            plan = None  # too few registers left for the search of this kernel alone
-        built = construct(sub) if construct else None
+            plan, reads = None, ()  # too few registers left for the search of this kernel alone
+        built = construct(sub, bases) if construct else None
         if built is not None and (plan is None or built.macros < plan.macros):
-            plan = built  # the search of a kernel in few registers may do worse than its accumulator alone
+            plan, reads = built, done  # the search in few registers may do worse than the construction
         if plan is None:
             break
-        parts.append(([i], plan))
+        parts.append(([i], plan, reads))
         taken.add(filt.kernels[i].register)
     else:
         offer(parts)

@@ -20,7 +20,7 @@ from cain.model.program import Program
 from cain.search import atoms, structure
 from cain.search.config import DEFAULT_TIME, PORTFOLIO_RESTART, PlanEvent, SearchConfig
 from cain.search.fallback import fallback
-from cain.search.kernel_by_kernel import kernel_by_kernel
+from cain.search.kernel_by_kernel import Bases, kernel_by_kernel
 from cain.search.plan import direct_solution, to_program
 from cain.search.space import Pair, Space
 
@@ -43,13 +43,15 @@ AGAIN_SHARE = 0.5
 """The part of the budget the kernels are compiled with again, at `AGAIN_MARK` (or what is left of it)."""
 
 
-def finish(program: Program, filt: Filter, names: tuple[str, ...]) -> Program | None:
-    """The plan register-allocated and verified, or None when allocation fails."""
+def finish(program: Program, filt: Filter, names: tuple[str, ...], bases: Bases = ()) -> Program | None:
+    """The plan register-allocated and verified, or None when allocation fails (`bases`: extra inputs it
+    keeps, as `cain.search.kernel_by_kernel` gives a constructive plan)."""
     try:
         program = allocate(program, names)
     except CainError:
         return None
-    verify_program(program, filt.initial_goals(), filt.final_goals(), filt.depth)
+    kept = [goal for _, goal in bases]
+    verify_program(program, filt.initial_goals() + kept, filt.final_goals() + kept, filt.depth)
     return program
 
 
@@ -334,8 +336,9 @@ class Worker:
             self.nodes += worker.nodes
             return worker.best_plan
 
-        def construct(sub: Filter) -> Program | None:
-            found = fallback(sub, cfg.instruction_set, sub.registers, lambda p: finish(p, sub, sub.registers))
+        def construct(sub: Filter, bases: Bases) -> Program | None:
+            names = sub.registers + tuple(reg for reg, _ in bases)
+            found = fallback(sub, cfg.instruction_set, names, lambda p: finish(p, sub, names, bases), bases)
             return found[1] if found is not None else None
 
         plan = kernel_by_kernel(self.filt, self.names, search_one, construct)
