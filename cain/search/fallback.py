@@ -206,9 +206,7 @@ def _walk(
     return acc, ((0, 0) if final else path[-1])
 
 
-def _levels(
-    goal, e: int
-) -> tuple[list[Terms], Terms]:
+def _levels(goal, e: int) -> tuple[list[Terms], Terms]:
     """A kernel's digits over sources holding `2^e` atoms: the terms of each level below `e` (lowest
     first, from the lowest non-empty one) and the terms at and above `e`, as multiplicities."""
     low: dict[int, Terms] = {}
@@ -334,9 +332,8 @@ _OFFSETS = [(dx, dy) for dx in range(-2, 3) for dy in range(-2, 3) if abs(dx) + 
 """The offsets, within two steps, by which one kernel's counts are matched against another's."""
 
 
-def _counts(terms: Terms, d: Position = (0, 0)) -> Counts:
-    """`terms` as counts, every position moved by `d`."""
-    return {((p[0] + d[0], p[1] + d[1]), z): n for p, ts in terms.items() for z, n in ts}
+def _counts(terms: Terms) -> Counts:
+    return {(p, z): n for p, ts in terms.items() for z, n in ts}
 
 
 def _terms(counts: Counts) -> Terms:
@@ -345,6 +342,10 @@ def _terms(counts: Counts) -> Terms:
         if n:
             out.setdefault(p, []).append((z, n))
     return out
+
+
+def _moved(counts: Counts, d: Position) -> Counts:
+    return {((p[0] + d[0], p[1] + d[1]), z): n for (p, z), n in counts.items()}
 
 
 def _minus(a: Counts, b: Counts) -> Counts:
@@ -362,7 +363,7 @@ def _common(a: Terms, b: Terms) -> tuple[int, Terms, Position, Terms, Terms]:
     counts_a = _counts(a)
 
     def common(d: Position) -> Counts:
-        counts_b = _counts(b, (-d[0], -d[1]))
+        counts_b = _moved(_counts(b), (-d[0], -d[1]))
         return {
             key: min(n, m) if n > 0 else max(n, m)
             for key, n in counts_a.items()
@@ -371,8 +372,7 @@ def _common(a: Terms, b: Terms) -> tuple[int, Terms, Position, Terms, Terms]:
 
     d = max(_OFFSETS, key=lambda d: (_size(common(d)), -abs(d[0]) - abs(d[1]), d))
     part = common(d)
-    rest_b = _minus(_counts(b), {((p[0] + d[0], p[1] + d[1]), z): n for (p, z), n in part.items()})
-    return _size(part), _terms(part), d, _terms(_minus(counts_a, part)), _terms(rest_b)
+    return _size(part), _terms(part), d, _terms(_minus(counts_a, part)), _terms(_minus(_counts(b), _moved(part, d)))
 
 
 def _cost(goal: Goal, e: int) -> int:
