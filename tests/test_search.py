@@ -19,7 +19,7 @@ from cain.search.fallback import constructive, fallback
 from cain.search.kernel_by_kernel import kernel_by_kernel, kernel_order
 from cain.search.plan import direct_solution
 from cain.search.space import Space
-from cain.search.worker import BUS_CANDIDATES, BUS_OPTIONS, finish, to_score
+from cain.search.worker import BUS_CANDIDATES, BUS_OPTIONS, construct, finish, to_score
 
 EXAMPLES = Path(__file__).parent.parent / "examples"
 
@@ -424,14 +424,9 @@ def test_kernel_by_kernel_keeps_the_shortest_split():
     allocates on the six registers and computes the filter."""
     f = parse_filter(FOUR_KERNELS, "layer.cain")
 
-    def construct(sub, bases):
-        names = sub.registers + tuple(reg for reg, _ in bases)
-        found = fallback(sub, "all", names, lambda p: finish(p, sub, names, bases), bases)
-        return found[1] if found is not None else None
-
-    plan = kernel_by_kernel(f, f.registers, lambda sub: None, construct)
+    plan = kernel_by_kernel(f, f.registers, lambda sub: None, lambda sub, bases: construct(sub, "all", bases))
     assert plan.output_goals(f.initial_goals()) == f.final_goals()
-    assert plan.macros <= construct(f, ()).macros
+    assert plan.macros <= construct(f, "all").macros
     check(finish(plan, f, f.registers), f)
 
 

@@ -20,7 +20,7 @@ shortest first, and returns the first program that allocates and verifies.
 from __future__ import annotations
 
 import itertools
-from collections.abc import Callable, Sequence
+from collections.abc import Callable
 from functools import cache, lru_cache
 
 from cain.model.filter import Filter
@@ -30,6 +30,8 @@ from cain.model.program import Instr, Program
 from cain.search.space import division_macro
 
 Position = tuple[int, int]
+Bases = tuple[tuple[str, Goal], ...]
+"""Values already computed, as (register, goal): extra inputs a constructive program may read and keeps."""
 Terms = dict[Position, list[tuple[int, int]]]
 """For each position, the `(channel, signed multiplicity)` terms of the sources to add there."""
 _STEP = {offset: name for name, offset in DIRECTIONS.items()}
@@ -248,7 +250,7 @@ def constructive(
     floating: bool = True,
     doubling: bool = False,
     sharing: bool = False,
-    bases: Sequence[tuple[str, Goal]] = (),
+    bases: Bases = (),
 ) -> Program | None:
     """The SSA program computing `filt`'s kernels in `order`, the first `split` from the inputs as they
     are, the rest after every input has been halved `halvings` times; None when the instruction set
@@ -360,19 +362,19 @@ def _size(counts: Counts) -> int:
 def _common(a: Terms, b: Terms) -> tuple[int, Terms, Position, Terms, Terms]:
     """The largest common part of two kernels' terms, `b`'s moved by the offset that makes it largest:
     (its size, the common part, the offset, what `a` adds after it, what `b` adds after it)."""
-    counts_a = _counts(a)
+    counts_a, counts_b = _counts(a), _counts(b)
 
     def common(d: Position) -> Counts:
-        counts_b = _moved(_counts(b), (-d[0], -d[1]))
+        moved_b = _moved(counts_b, (-d[0], -d[1]))
         return {
             key: min(n, m) if n > 0 else max(n, m)
             for key, n in counts_a.items()
-            if n * (m := counts_b.get(key, 0)) > 0
+            if n * (m := moved_b.get(key, 0)) > 0
         }
 
     d = max(_OFFSETS, key=lambda d: (_size(common(d)), -abs(d[0]) - abs(d[1]), d))
     part = common(d)
-    return _size(part), _terms(part), d, _terms(_minus(counts_a, part)), _terms(_minus(_counts(b), _moved(part, d)))
+    return _size(part), _terms(part), d, _terms(_minus(counts_a, part)), _terms(_minus(counts_b, _moved(part, d)))
 
 
 def _cost(goal: Goal, e: int) -> int:
@@ -409,7 +411,7 @@ def _kept_input(filt: Filter, k: int) -> int | None:
     return None
 
 
-def candidates(filt: Filter, set_name: str, bases: Sequence[tuple[str, Goal]] = ()) -> list[Program]:
+def candidates(filt: Filter, set_name: str, bases: Bases = ()) -> list[Program]:
     """Every constructive program worth trying, shortest first: each kernel order (kernels whose register
     holds an input last), each point to halve the inputs and each number of halvings (`bases`: values
     already computed that the kernels may start from, as `constructive`)."""
@@ -448,7 +450,7 @@ def fallback(
     set_name: str,
     registers: tuple[str, ...],
     finish: Callable[[Program], Program | None],
-    bases: Sequence[tuple[str, Goal]] = (),
+    bases: Bases = (),
 ) -> tuple[Program, Program] | None:
     """The shortest constructive program that `finish` register-allocates (on `registers`) and verifies,
     and its SSA form; None when none fits the registers. `bases` as for `constructive`."""

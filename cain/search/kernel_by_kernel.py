@@ -17,9 +17,7 @@ from cain.diagnostics import CainError
 from cain.model.filter import Filter, Kernel
 from cain.model.goal import Goal
 from cain.model.program import Instr, Program
-
-Bases = tuple[tuple[str, Goal], ...]
-"""Kernels built before, as (register, goal): extra inputs a constructive plan may read and keeps."""
+from cain.search.fallback import Bases
 
 
 def kernel_order(filt: Filter) -> list[int] | None:
@@ -124,10 +122,11 @@ def kernel_by_kernel(
             if together is not None:
                 offer([*parts, (rest, together, done)])
         sub = sub_filter(filt, i, n < len(order) - 1, taken, registers)
+        reads: tuple[int, ...] = ()
         try:
-            plan, reads = search_one(sub), ()
+            plan = search_one(sub)
         except CainError:
-            plan, reads = None, ()  # too few registers left for the search of this kernel alone
+            plan = None  # too few registers left for the search of this kernel alone
         built = construct(sub, bases) if construct else None
         if built is not None and (plan is None or built.macros < plan.macros):
             plan, reads = built, done  # the search in few registers may do worse than the construction

@@ -19,8 +19,8 @@ from cain.model.filter import Filter, Kernel
 from cain.model.program import Program
 from cain.search import atoms, structure
 from cain.search.config import DEFAULT_TIME, PORTFOLIO_RESTART, PlanEvent, SearchConfig
-from cain.search.fallback import fallback
-from cain.search.kernel_by_kernel import Bases, kernel_by_kernel
+from cain.search.fallback import Bases, fallback
+from cain.search.kernel_by_kernel import kernel_by_kernel
 from cain.search.plan import direct_solution, to_program
 from cain.search.space import Pair, Space
 
@@ -53,6 +53,14 @@ def finish(program: Program, filt: Filter, names: tuple[str, ...], bases: Bases 
     kept = [goal for _, goal in bases]
     verify_program(program, filt.initial_goals() + kept, filt.final_goals() + kept, filt.depth)
     return program
+
+
+def construct(sub: Filter, set_name: str, bases: Bases = ()) -> Program | None:
+    """The constructive plan (SSA) of `sub` that allocates on its registers and those of `bases`, and
+    verifies; None when none fits."""
+    names = sub.registers + tuple(reg for reg, _ in bases)
+    found = fallback(sub, set_name, names, lambda p: finish(p, sub, names, bases), bases)
+    return found[1] if found is not None else None
 
 
 class _Stop(Exception):
@@ -336,12 +344,10 @@ class Worker:
             self.nodes += worker.nodes
             return worker.best_plan
 
-        def construct(sub: Filter, bases: Bases) -> Program | None:
-            names = sub.registers + tuple(reg for reg, _ in bases)
-            found = fallback(sub, cfg.instruction_set, names, lambda p: finish(p, sub, names, bases), bases)
-            return found[1] if found is not None else None
+        def construct_one(sub: Filter, bases: Bases) -> Program | None:
+            return construct(sub, cfg.instruction_set, bases)
 
-        plan = kernel_by_kernel(self.filt, self.names, search_one, construct)
+        plan = kernel_by_kernel(self.filt, self.names, search_one, construct_one)
         if plan is not None:
             self._offer(plan)
             if self.best_plan is plan:
