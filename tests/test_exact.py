@@ -22,7 +22,7 @@ from cain.model.goal import Goal
 from cain.model.isa import DIRECTIONS, instruction_set
 from cain.search import SearchConfig, exact_sat, search
 from cain.search.bound import filter_bound
-from cain.search.exact import ExactSearch
+from cain.search.exact import SYMMETRIES, ExactSearch
 from cain.search.space import form_of
 from cain.search.worker import finish
 
@@ -271,3 +271,35 @@ def test_the_default_search_hands_a_small_filter_to_the_exact_search():
     verify_for_filter(default.program, filt)
     assert alone.program.macros == 5 and not alone.optimal
     assert default.program.macros == 4 and default.lower_bound == 4 and default.optimal
+
+
+def test_first_ops_keep_the_least_op_of_every_orbit():
+    """Under the square's eight symmetries, exactly one op of each orbit may be the CP-SAT model's first step,
+    and under the identity alone every op may."""
+    ops = exact_sat.ops_of("all")
+    allowed = exact_sat.first_ops(ops, list(SYMMETRIES))
+    index = {(op.macro, op.signs, op.offsets, op.halves): j for j, op in enumerate(ops)}
+    for op in ops:
+        orbit = {
+            index[(op.macro, op.signs, tuple((a * x + b * y, c * x + d * y) for x, y in op.offsets), op.halves)]
+            for a, b, c, d in SYMMETRIES
+        }
+        assert [j for j in orbit if allowed[j]] == [min(orbit)]
+    assert 1 < sum(allowed) < len(ops)
+    assert all(exact_sat.first_ops(ops, []))
+
+
+@needs_cp_sat
+@pytest.mark.parametrize("matrix", ([[1, 1, 1]], [[1, 1], [1, 1]]))
+def test_cp_sat_symmetry_keeps_the_shortest_program(matrix):
+    """Asking only the least first step of each orbit refutes the same lengths and finds a program of the
+    same length as asking every first step, which runs."""
+    filt = Filter.of_goals("tiny", [Goal.from_matrices([matrix])], 0, inputs=("A",), outputs=("B",))
+    assert len(exact_sat.symmetries(filt)) > 1
+    for n in range(1, 4):
+        got = [exact_sat.solve(filt, "all", n, seconds=60, work=20, symmetry=s) for s in (True, False)]
+        assert got[0].status == got[1].status != "unknown"
+        if got[0].status == "found":
+            verify_for_filter(finish(got[0].plan, filt, filt.registers), filt)
+            break
+    assert got[0].status == "found"

@@ -13,6 +13,8 @@ computes something else outside the window, the window grows by those positions 
 again. Three rules remove only duplicate solutions: independent neighbouring steps come in one order,
 symmetric operands in one order, and every value is used (a program with a dead value has a shorter one).
 Zeroing macros (`res`) are left out: a zero operand can always be dropped for a shorter program.
+A symmetry of the square that maps every kernel onto itself maps programs onto programs, so the first step
+is asked only in the least of its images (`first_ops`).
 """
 
 from __future__ import annotations
@@ -24,6 +26,7 @@ from dataclasses import dataclass
 from cain.model.filter import Filter
 from cain.model.isa import instruction_set
 from cain.model.program import Instr, Program
+from cain.search.exact import SYMMETRIES
 from cain.search.space import division_macro, form_of
 
 try:
@@ -86,6 +89,33 @@ def ops_of(instruction_set_name: str) -> list[Op]:
     return ops
 
 
+def symmetries(filt: Filter) -> list[tuple[int, int, int, int]]:
+    """The symmetries of the square (`SYMMETRIES`) that map every kernel onto itself."""
+
+    def image(s, items):
+        a, b, c, d = s
+        return sorted(((a * x + b * y, c * x + d * y, z), n) for (x, y, z), n in items)
+
+    return [s for s in SYMMETRIES if all(image(s, k.goal.items) == sorted(k.goal.items) for k in filt.kernels)]
+
+
+def first_ops(ops: list[Op], group: list[tuple[int, int, int, int]]) -> list[bool]:
+    """Per op, whether it may be the first step: no symmetry in `group` maps it to an op listed before it.
+
+    Sound: a program's images under `group` compute the same kernels, and the one whose first step (the
+    least of the steps reading only inputs, by the steps' order below) is least has a first step that is
+    least in its own orbit."""
+    index = {(op.macro, op.signs, op.offsets, op.halves): j for j, op in enumerate(ops)}
+    allowed = []
+    for j, op in enumerate(ops):
+        images = []
+        for a, b, c, d in group:
+            moved = tuple((a * x + b * y, c * x + d * y) for x, y in op.offsets)
+            images.append(index.get((op.macro, op.signs, moved, op.halves), j))
+        allowed.append(min(images, default=j) >= j)
+    return allowed
+
+
 @dataclass
 class SatResult:
     plan: Program | None
@@ -102,7 +132,7 @@ class SatResult:
 class _Encoding:
     """The CP-SAT model of the question: is there a program of `n` macros?"""
 
-    def __init__(self, filt: Filter, ops: list[Op], n: int, window: set[Position], whole: bool):
+    def __init__(self, filt: Filter, ops: list[Op], n: int, window: set[Position], whole: bool, first: list[bool]):
         self.filt, self.ops, self.n = filt, ops, n
         channels = len(filt.inputs)
         self.c = channels
@@ -130,6 +160,9 @@ class _Encoding:
         self.steps = []
         for s in range(1, n + 1):
             self.steps.append(self._step(channels + s - 1, s))
+        for chosen, allowed in zip(self.steps[0][0], first, strict=True):
+            if not allowed:
+                m.Add(chosen == 0)
         self._order()
         self._outputs(window)
 
@@ -284,16 +317,19 @@ def solve(
     work: float | None = None,
     workers: int = 1,
     seed: int = 0,
+    symmetry: bool = True,
 ) -> SatResult:
     """Whether a program of `n` macros computes `filt`: a verified plan, a refutation, or unknown.
 
-    `work` bounds the solver's deterministic time (the same answer on every run with one worker)."""
+    `work` bounds the solver's deterministic time (the same answer on every run with one worker);
+    `symmetry=False` asks every first step, not only the least of each orbit (`first_ops`)."""
     inputs = set(filt.initial_goals())
     if n < 1 or any(k.goal in inputs for k in filt.kernels):
         return SatResult(None, n, "unknown", n)  # every kernel is made by a macro here: not a plain input
     if n > MAX_LENGTH:
         return SatResult(None, n, "unknown", n)  # the model alone would outgrow the budget
     ops = ops_of(instruction_set_name)
+    first = first_ops(ops, symmetries(filt) if symmetry else [])
     window, whole = _window(filt), False
     deadline = time.perf_counter() + seconds
     spent = 0.0
@@ -301,7 +337,7 @@ def solve(
         left = deadline - time.perf_counter()
         if left <= 0 or (work is not None and work - spent <= 0):
             return SatResult(None, n, "unknown", n, spent)
-        enc = _Encoding(filt, ops, n, window, whole)
+        enc = _Encoding(filt, ops, n, window, whole, first)
         solver = cp_model.CpSolver()
         solver.parameters.max_time_in_seconds = left
         if work is not None:
