@@ -273,20 +273,16 @@ def test_the_default_search_hands_a_small_filter_to_the_exact_search():
     assert default.program.macros == 4 and default.lower_bound == 4 and default.optimal
 
 
-def test_first_ops_keep_the_least_op_of_every_orbit():
-    """Under the square's eight symmetries, exactly one op of each orbit may be the CP-SAT model's first step,
-    and under the identity alone every op may."""
+def test_op_images_permute_the_ops():
+    """The square's seven symmetries other than the identity each permute the `all` set's ops, and exactly one
+    op of each orbit (the least) may be a first step, which no image undercuts."""
     ops = exact_sat.ops_of("all")
-    allowed = exact_sat.first_ops(ops, list(SYMMETRIES))
-    index = {(op.macro, op.signs, op.offsets, op.halves): j for j, op in enumerate(ops)}
-    for op in ops:
-        orbit = {
-            index[(op.macro, op.signs, tuple((a * x + b * y, c * x + d * y) for x, y in op.offsets), op.halves)]
-            for a, b, c, d in SYMMETRIES
-        }
-        assert [j for j in orbit if allowed[j]] == [min(orbit)]
-    assert 1 < sum(allowed) < len(ops)
-    assert all(exact_sat.first_ops(ops, []))
+    images = exact_sat.op_images(ops, list(SYMMETRIES))
+    assert len(images) == 7 and all(sorted(image) == list(range(len(ops))) for image in images)
+    first = [j for j in range(len(ops)) if all(image[j] >= j for image in images)]
+    orbits = {min([j] + [image[j] for image in images]) for j in range(len(ops))}
+    assert first == sorted(orbits) and 1 < len(first) < len(ops)
+    assert exact_sat.op_images(ops, [SYMMETRIES[0]]) == []
 
 
 @needs_cp_sat

@@ -13,8 +13,8 @@ computes something else outside the window, the window grows by those positions 
 again. Three rules remove only duplicate solutions: independent neighbouring steps come in one order,
 symmetric operands in one order, and every value is used (a program with a dead value has a shorter one).
 Zeroing macros (`res`) are left out: a zero operand can always be dropped for a shorter program.
-A symmetry of the square that maps every kernel onto itself maps programs onto programs, so the first step
-is asked only in the least of its images (`first_ops`).
+A symmetry of the square that maps every kernel onto itself maps programs onto programs, so each step is
+asked only in the least of its images under the symmetries that fix the steps before it (`_symmetry`).
 """
 
 from __future__ import annotations
@@ -96,24 +96,28 @@ def symmetries(filt: Filter) -> list[tuple[int, int, int, int]]:
         a, b, c, d = s
         return sorted(((a * x + b * y, c * x + d * y, z), n) for (x, y, z), n in items)
 
-    return [s for s in SYMMETRIES if all(image(s, k.goal.items) == sorted(k.goal.items) for k in filt.kernels)]
+    return [
+        s for s in SYMMETRIES if all(image(s, k.goal.items) == sorted(k.goal.items) for k in filt.kernels)
+    ]
 
 
-def first_ops(ops: list[Op], group: list[tuple[int, int, int, int]]) -> list[bool]:
-    """Per op, whether it may be the first step: no symmetry in `group` maps it to an op listed before it.
-
-    Sound: a program's images under `group` compute the same kernels, and the one whose first step (the
-    least of the steps reading only inputs, by the steps' order below) is least has a first step that is
-    least in its own orbit."""
+def op_images(ops: list[Op], group: list[tuple[int, int, int, int]]) -> list[list[int]]:
+    """Per symmetry of `group` other than the identity, the index of each op's image; none at all when some
+    image is not an op (the symmetries would not map programs onto programs)."""
     index = {(op.macro, op.signs, op.offsets, op.halves): j for j, op in enumerate(ops)}
-    allowed = []
-    for j, op in enumerate(ops):
-        images = []
-        for a, b, c, d in group:
-            moved = tuple((a * x + b * y, c * x + d * y) for x, y in op.offsets)
-            images.append(index.get((op.macro, op.signs, moved, op.halves), j))
-        allowed.append(min(images, default=j) >= j)
-    return allowed
+    images = []
+    for a, b, c, d in group:
+        image = [
+            index.get(
+                (op.macro, op.signs, tuple((a * x + b * y, c * x + d * y) for x, y in op.offsets), op.halves)
+            )
+            for op in ops
+        ]
+        if None in image:
+            return []
+        if image != list(range(len(ops))):
+            images.append(image)
+    return images
 
 
 @dataclass
@@ -132,7 +136,9 @@ class SatResult:
 class _Encoding:
     """The CP-SAT model of the question: is there a program of `n` macros?"""
 
-    def __init__(self, filt: Filter, ops: list[Op], n: int, window: set[Position], whole: bool, first: list[bool]):
+    def __init__(
+        self, filt: Filter, ops: list[Op], n: int, window: set[Position], whole: bool, images: list[list[int]]
+    ):
         self.filt, self.ops, self.n = filt, ops, n
         channels = len(filt.inputs)
         self.c = channels
@@ -160,9 +166,7 @@ class _Encoding:
         self.steps = []
         for s in range(1, n + 1):
             self.steps.append(self._step(channels + s - 1, s))
-        for chosen, allowed in zip(self.steps[0][0], first, strict=True):
-            if not allowed:
-                m.Add(chosen == 0)
+        self._symmetry(images)
         self._order()
         self._outputs(window)
 
@@ -223,6 +227,26 @@ class _Encoding:
         for i in range(arity):
             key = key * (self.c + self.n) + operand[i]
         return chosen, sel, key
+
+    def _symmetry(self, images: list[list[int]]) -> None:
+        """Each step's op is the least of its images under every symmetry that maps each step before it onto
+        itself. Sound: of a program's images, which compute the same kernels, take the one whose steps' keys,
+        in the order `_order` allows first (the least ready step first), are least; for a symmetry that fixes
+        its first steps, its next step's image is a step ready as early, so its key is no smaller."""
+        m = self.model
+        for image in images:
+            fixed = m.NewConstant(1)  # the symmetry maps every step so far onto itself
+            for chosen, _, _ in self.steps:
+                for j, k in enumerate(image):
+                    if k < j:
+                        m.AddImplication(fixed, chosen[j].Not())
+                still = m.NewBoolVar("")
+                m.Add(sum(chosen[j] for j, k in enumerate(image) if k == j) == 1).OnlyEnforceIf(still)
+                m.AddImplication(still, fixed)
+                m.AddBoolOr([fixed.Not(), still]).OnlyEnforceIf(
+                    [chosen[j].Not() for j, k in enumerate(image) if k != j]
+                )
+                fixed = still
 
     def _order(self) -> None:
         """Independent neighbouring steps in increasing key order; every value read later or an output."""
@@ -322,14 +346,14 @@ def solve(
     """Whether a program of `n` macros computes `filt`: a verified plan, a refutation, or unknown.
 
     `work` bounds the solver's deterministic time (the same answer on every run with one worker);
-    `symmetry=False` asks every first step, not only the least of each orbit (`first_ops`)."""
+    `symmetry=False` asks every step in every orientation, not only the least (`_Encoding._symmetry`)."""
     inputs = set(filt.initial_goals())
     if n < 1 or any(k.goal in inputs for k in filt.kernels):
         return SatResult(None, n, "unknown", n)  # every kernel is made by a macro here: not a plain input
     if n > MAX_LENGTH:
         return SatResult(None, n, "unknown", n)  # the model alone would outgrow the budget
     ops = ops_of(instruction_set_name)
-    first = first_ops(ops, symmetries(filt) if symmetry else [])
+    images = op_images(ops, symmetries(filt)) if symmetry else []
     window, whole = _window(filt), False
     deadline = time.perf_counter() + seconds
     spent = 0.0
@@ -337,7 +361,7 @@ def solve(
         left = deadline - time.perf_counter()
         if left <= 0 or (work is not None and work - spent <= 0):
             return SatResult(None, n, "unknown", n, spent)
-        enc = _Encoding(filt, ops, n, window, whole, first)
+        enc = _Encoding(filt, ops, n, window, whole, images)
         solver = cp_model.CpSolver()
         solver.parameters.max_time_in_seconds = left
         if work is not None:
