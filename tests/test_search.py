@@ -464,3 +464,25 @@ def test_a_kernel_starts_from_one_built_before_it():
     done = fallback(sub, "all", names, lambda p: finish(p, sub, names, bases), bases)
     assert done is not None and done[1].macros <= shared.macros
     verify_program(done[0], [*sub.initial_goals(), bases[0][1]], [*sub.final_goals(), bases[0][1]], f.depth)
+
+
+def test_a_kernel_doubles_what_is_left_after_one_built_before_it():
+    """From the input halved in place, a kernel that is one built before it, moved, plus large counts at two
+    positions adds that kernel once and builds the difference by doubling: shorter than either alone, and
+    it computes the kernel with the earlier one kept."""
+    f = parse_filter(
+        "filter two\ninput A\noutput k0 -> B = 1/8 [7 5 6; 5 7 3; 6 5 7]\n"
+        "output k1 -> C = 1/8 [15 7 5 6; 0 5 7 3; 13 6 5 7]\noption registers = A B C D\n",
+        "two.cain",
+    )
+    sub = replace(f, kernels=(f.kernels[1],), registers=("A", "C", "D"))
+    bases = (("B", f.kernels[0].goal),)
+    names = (*sub.registers, "B")
+
+    def build(doubling: bool, sharing: bool):
+        return constructive(sub, "all", [0], 0, 3, doubling=doubling, sharing=sharing, bases=bases)
+
+    both = build(doubling=True, sharing=True)
+    assert both.macros < min(build(True, False).macros, build(False, True).macros)
+    done = finish(both, sub, names, bases)
+    verify_program(done, [*sub.initial_goals(), bases[0][1]], [*sub.final_goals(), bases[0][1]], f.depth)

@@ -259,8 +259,9 @@ def constructive(
     digit below the sources' level is built by Horner's rule from its highest digit down, the accumulator
     doubled (a copy and an add, one scratch register) between levels, instead of adding each source as
     many times as its count. `sharing`: a kernel adds the one built before it, moved, that leaves the
-    least to build (`_from_earlier`), or, with no digit below the sources' level, adds its common part
-    with the next kernel once, in an accumulator both go on from (`_common`), whichever saves more.
+    least to build (`_from_earlier`; with `doubling`, the rest is built by doubling), or, with no digit
+    below the sources' level and without `doubling`, adds its common part with the next kernel once, in
+    an accumulator both go on from (`_common`), whichever saves more.
     `bases`: values already computed (register, goal), extra inputs kept to the end, that count as built
     before."""
     channels = len(filt.inputs)
@@ -285,15 +286,19 @@ def constructive(
         low, top = _levels(filt.kernels[k].goal, e)
         if low and b.divide is None:
             return None
-        acc, here, srcs = None, None, sources
+        acc, here, srcs, saved = None, None, sources, 0
         if k in shared:
             acc, here, top = shared.pop(k)
-        elif sharing and not doubling:
+        elif sharing:
             built = [-1 - i for i in range(len(bases))] + list(order[:n])
-            saved, i, offset, rest = _from_earlier(filt.kernels[k].goal, tuple(goals[j] for j in built), e)
+            doubled = doubling and not low
+            saved, i, offset, rest = _from_earlier(
+                filt.kernels[k].goal, tuple(goals[j] for j in built), e, doubled
+            )
             partner = order[n + 1] if n + 1 < len(order) else None
             e_next = filt.depth - (halvings if n + 1 >= split else 0)
-            if not low and partner is not None and e_next == e and _kept_input(filt, partner) is None:
+            common_ok = not doubling and not low and partner is not None and e_next == e
+            if common_ok and _kept_input(filt, partner) is None:
                 low_next, top_next = _levels(filt.kernels[partner].goal, e)
                 if not low_next and (common := _common(top, top_next))[0] > saved:
                     _, part, shift, top, after = common
@@ -305,11 +310,13 @@ def constructive(
                 top.setdefault(offset, []).append((len(sources), 1))
                 srcs = [*sources, results[built[i]]]
         if doubling and not low:
-            levels = _high_levels(filt.kernels[k].goal, e)
+            levels = _high_levels(rest if saved > 0 else filt.kernels[k].goal, e) or [{}]
+            if saved > 0:
+                levels[-1].setdefault(offset, []).append((len(sources), 1))
             for j, terms in enumerate(levels):
                 if acc is not None:
                     acc = b.op("add", (acc, b.op("mov", (acc,))))
-                acc, here = _walk(b, acc, terms, sources, here, final=not floating or j == len(levels) - 1)
+                acc, here = _walk(b, acc, terms, srcs, here, final=not floating or j == len(levels) - 1)
         else:
             for terms in low:
                 acc, here = _walk(b, acc, terms, srcs, here, final=not floating)
@@ -377,25 +384,34 @@ def _common(a: Terms, b: Terms) -> tuple[int, Terms, Position, Terms, Terms]:
     return _size(part), _terms(part), d, _terms(_minus(counts_a, part)), _terms(_minus(counts_b, _moved(part, d)))
 
 
-def _cost(goal: Goal, e: int) -> int:
+def _cost(goal: Goal, e: int, doubling: bool = False) -> int:
     """About how many instructions Horner's rule takes for `goal` over sources holding `2^e` atoms: an
-    add per digit below `e`, a division per level, and an add per source at and above it."""
+    add per digit below `e`, a division per level, and an add per source at and above it; `doubling`: an
+    add per digit at and above `e`, and a copy and an add per level."""
+    if doubling:
+        if _levels(goal, e)[0]:
+            return 1 << 30  # digits below the sources' level: not by doubling
+        levels = _high_levels(goal, e)
+        return sum(len(ts) for level in levels for ts in level.values()) + 2 * max(len(levels) - 1, 0)
     low, top = _levels(goal, e)
     digits = sum(len(ts) for level in low for ts in level.values())
     return digits + len(low) + _size(_counts(top))
 
 
 @lru_cache(maxsize=4096)
-def _from_earlier(goal: Goal, built: tuple[Goal, ...], e: int) -> tuple[int, int, Position, Goal]:
+def _from_earlier(
+    goal: Goal, built: tuple[Goal, ...], e: int, doubling: bool = False
+) -> tuple[int, int, Position, Goal]:
     """Which of the goals `built` earlier, added once and moved by which offset, leaves `goal` the least
-    to build over sources holding `2^e` atoms: (instructions saved, its index, the offset, the goal left
-    to build). Saves 0 when none helps. Cached: every candidate program asks it again."""
-    alone = _cost(goal, e)
+    to build over sources holding `2^e` atoms (by `doubling` or not, as `_cost`): (instructions saved,
+    its index, the offset, the goal left to build). Saves 0 when none helps. Cached: every candidate
+    program asks it again."""
+    alone = _cost(goal, e, doubling)
     best: tuple[int, int, Position, Goal] = (0, -1, (0, 0), goal)
     for i, other in enumerate(built):
         for d in _OFFSETS:
             rest = goal - other.shifted(d)
-            saved = alone - _cost(rest, e) - 1
+            saved = alone - _cost(rest, e, doubling) - 1
             if saved > best[0]:
                 best = saved, i, d, rest
     return best
@@ -431,7 +447,7 @@ def candidates(filt: Filter, set_name: str, bases: Bases = ()) -> list[Program]:
             for halvings, floating, doubling, sharing in itertools.product(
                 range(filt.depth + 1) if split < len(order) else (0,), (True, False), (False, True), (False, True)
             ):
-                if sharing and (doubling or len(order) + len(bases) < 2):
+                if sharing and len(order) + len(bases) < 2:
                     continue
                 program = constructive(
                     filt, set_name, list(order), split, halvings, floating, doubling, sharing, bases
