@@ -176,6 +176,8 @@ class Space:
         self._relations: dict[tuple[int, int], list[tuple[int, int]]] = {}
         self._contains: dict[int, bool] = {}
         self._split_forms: dict[tuple[int, int], list] = {}
+        self._costs: dict[tuple[int, ...], float] = {}
+        """`cost` by goal-bag: a third of the children a traversal scores were scored before."""
         self.inputs = [self.intern(g) for g in inputs]
         self.input_set = frozenset(self.inputs)
         self.zero = self.intern(atoms.ZERO)
@@ -205,7 +207,7 @@ class Space:
 
     def forget(self) -> None:
         """Empty the memoised pair generation (to free memory; it is rebuilt as needed)."""
-        for table in (self._splits, self._triples, self._relations, self._contains, self._split_forms):
+        for table in (self._splits, self._triples, self._relations, self._contains, self._split_forms, self._costs):
             table.clear()
 
     # -- goals ----------------------------------------------------------------------------------
@@ -271,7 +273,13 @@ class Space:
         the squared size of each distinct pattern (goals equal up to translation count once; a goal held
         twice counts twice), plus
         `2^d / smallest count`, which grows with the divisions still needed."""
+        h = self._costs.get(bag)
+        if h is not None:
+            return h
+        if len(self._costs) > 200_000:
+            self._costs.clear()
         tot, dist, pat = self.tot, self.dist, self.pat
+        known = self._contains  # `contains`' memo, read here without the call
         h = 0.0
         seen = set()
         minabs = 1 << 60
@@ -281,9 +289,13 @@ class Space:
             d = dist[g]
             if d:
                 for other in bag:
-                    if tot[other] > t and self.contains(other, g):
-                        d *= 0.5
-                        break
+                    if tot[other] > t:
+                        inside = known.get(other << 32 | g)
+                        if inside is None:
+                            inside = self.contains(other, g)
+                        if inside:
+                            d *= 0.5
+                            break
             h += t + d
             p = pat[g]
             if p >= 0 and p not in seen:
@@ -297,6 +309,7 @@ class Space:
                 minabs = m
         if minabs < (1 << 60):
             h += (1 << self.depth) / minabs
+        self._costs[bag] = h
         return h
 
     def lower_bound(self, bag: tuple[int, ...]) -> int:
@@ -548,20 +561,25 @@ class Space:
                 src=src,
                 tiered=tiered,
             ) -> None:
-                q = base
+                # the registers first: most candidates of a bag near the register count fail them
                 size = n_rest
                 extra = 1
-                pats = None
                 for i, lo in enumerate(lowers):
                     if i and lo in lowers[:i]:
                         size += 1  # a second register holding the same goal
-                        t = tot[lo]
-                        q += t + dist[lo] + 2 * t * t
                     elif lo not in rest_set:
+                        size += 1
                         if i in form.share:
                             extra = 0
-                        size += 1
-                        t = tot[lo]
+                if size + form.need + extra > R:
+                    return
+                q = base
+                pats = None
+                for i, lo in enumerate(lowers):
+                    t = tot[lo]
+                    if i and lo in lowers[:i]:
+                        q += t + dist[lo] + 2 * t * t
+                    elif lo not in rest_set:
                         q += t + dist[lo]
                         p = pat[lo]
                         if p >= 0 and p not in rest_pats and (pats is None or p not in pats):
@@ -570,8 +588,6 @@ class Space:
                                 pats = {p}
                             else:
                                 pats.add(p)
-                if size + form.need + extra > R:
-                    return
                 if not tiered:
                     tier = OTHER
                 elif size == n_rest:
@@ -619,10 +635,10 @@ class Space:
                 if split in seen:
                     continue
                 seen.add(split)
-                main, others = self.split_forms(split)
+                main, others, moved_pats, kept = self.split_forms(split)
                 for f, dirs, lowers in main:
                     emit(f, dirs, lowers)
-                if others:
+                if not moved_pats.isdisjoint(by_tpat) or not kept.isdisjoint(bag_set):
                     for f, dirs, lowers in self.other_forms(others, bag_set, by_tpat):
                         emit(f, dirs, lowers)
             for f in self.ternary:
@@ -662,7 +678,9 @@ class Space:
         """The lowers of the split `u = a + b` under every binary form (memoised): each part takes a
         term's sign and is moved back by the form's offset when the term is shifted. Per form and
         operand order: the lowers at the offset bringing the parts nearest the origin (`main`), and the
-        signed parts (`others`), from which `other_forms` makes the other offsets' lowers on demand."""
+        signed parts (`others`), from which `other_forms` makes the other offsets' lowers on demand; and the
+        translation patterns of the parts `others` move and the parts they keep in place, so a bag where
+        `other_forms` can find nothing is passed over with two set tests."""
         r = self._split_forms.get(split)
         if r is not None:
             return r
@@ -701,7 +719,9 @@ class Space:
                 )
                 main.append((f, dirs, lowers))
                 others.append((f, tuple(self.intern(p) for p in signed), off))
-        r = (main, others)
+        moved_pats = frozenset(self.tpat[p] for f, parts, _ in others for p, sh in zip(parts, f.shifted) if sh)
+        kept = frozenset(p for f, parts, _ in others for p, sh in zip(parts, f.shifted) if not sh)
+        r = (main, others, moved_pats, kept)
         self._split_forms[split] = r
         return r
 
