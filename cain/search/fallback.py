@@ -11,9 +11,12 @@ add and the move after it (or a move and the subtraction after it) are one macro
 Which registers this needs depends on when the input is halved: dividing the accumulator needs the input
 and every finished kernel to stay live beside it (and a scratch register with `all`), so when registers
 are short the input itself is halved first, in place, and the later kernels add halved copies several
-times instead of dividing. A kernel may add one built before it (or given as a base: a value already
-computed), moved, and build only the difference; or two kernels in a row add their common part once,
-into an accumulator both go on from. `fallback` tries the kernel orders and the points to halve the input,
+times instead of dividing. The values one and two halvings before the last (re-formed in place by the
+division) may be kept beside it, so a count is added over `u`, `2u` and `4u` (seven is three adds, not
+seven), by every kernel after the halving or with one copy fewer at each kernel (its register then holds
+the next). A kernel may add one built before it (or given as a base: a value already computed), moved,
+and build only the difference; or two kernels in a row add their common part once, into an accumulator
+both go on from. `fallback` tries the kernel orders and the points to halve the input,
 shortest first, and returns the first program that allocates and verifies.
 """
 
@@ -37,7 +40,8 @@ Terms = dict[Position, list[tuple[int, int]]]
 _STEP = {offset: name for name, offset in DIRECTIONS.items()}
 
 
-def naf(c: int) -> list[int]:
+@cache
+def naf(c: int) -> tuple[int, ...]:
     """The non-adjacent form of `c`: digits in {-1, 0, 1}, lowest first, no two adjacent non-zero."""
     digits = []
     while c:
@@ -48,10 +52,11 @@ def naf(c: int) -> list[int]:
             d = 0
         digits.append(d)
         c //= 2
-    return digits
+    return tuple(digits)
 
 
-def _tour(positions: list[Position], start: Position | None, final: bool) -> list[Position]:
+@lru_cache(maxsize=65536)
+def _tour(positions: tuple[Position, ...], start: Position | None, final: bool) -> tuple[Position, ...]:
     """The positions in visiting order, nearest neighbour first, from `start` (None: from the origin, to be
     entered anywhere); when `final` the order is built from the origin and reversed, so the walk ends near
     it."""
@@ -65,7 +70,7 @@ def _tour(positions: list[Position], start: Position | None, final: bool) -> lis
         here = nxt
     if final:
         order.reverse()
-    return order if start is None else [start, *order]
+    return tuple(order) if start is None else (start, *order)
 
 
 @cache
@@ -146,7 +151,7 @@ def _walk(
     origin (`final`); a walk that is not final ends at its last position, and the next starts there."""
     if not terms and not (final and here not in (None, (0, 0))):
         return acc, here
-    path = _tour(list(terms), here, final)
+    path = _tour(tuple(sorted(terms)), here, final)
     # tokens: ("add", channel, sign) and ("move", direction)
     tokens: list[tuple] = []
     for i, p in enumerate(path):
@@ -251,6 +256,8 @@ def constructive(
     doubling: bool = False,
     sharing: bool = False,
     bases: Bases = (),
+    copies: tuple[int, ...] = (),
+    staircase: bool = False,
 ) -> Program | None:
     """The SSA program computing `filt`'s kernels in `order`, the first `split` from the inputs as they
     are, the rest after every input has been halved `halvings` times; None when the instruction set
@@ -263,10 +270,14 @@ def constructive(
     below the sources' level and without `doubling`, adds its common part with the next kernel once, in
     an accumulator both go on from (`_common`), whichever saves more.
     `bases`: values already computed (register, goal), extra inputs kept to the end, that count as built
-    before."""
+    before. `copies`: after the halvings, each input's values that many halvings before the last (re-formed
+    in place by the division) are kept too, and the counts added once per unit are split over them
+    (`_over`), so a count of 7 over `u`, `2u` and `4u` is three adds, not seven; with `staircase` each
+    kernel after the first keeps one copy fewer (the largest), its register free for the next."""
     channels = len(filt.inputs)
     b = _Builder(set_name, channels + len(bases))
     sources = list(range(channels))
+    chain: list[list[int]] = []  # after the split: each input's value after each halving
     results: dict[int, int] = {}
     goals = {k: kernel.goal for k, kernel in enumerate(filt.kernels)}
     goals.update({-1 - i: goal for i, (_, goal) in enumerate(bases)})
@@ -276,14 +287,17 @@ def constructive(
         if n == split and halvings:
             if b.divide is None:
                 return None
+            chain = [sources]
             for _ in range(halvings):
-                sources = [b.half(s) for s in sources]
+                chain.append([b.half(s) for s in chain[-1]])
+            sources = chain[-1]
         kept = _kept_input(filt, k)
         if kept is not None:  # an input held in its own register for later: nothing to compute
             results[k] = kept
             continue
         e = filt.depth - (halvings if n >= split else 0)
         low, top = _levels(filt.kernels[k].goal, e)
+        kept_copies = copies[: max(len(copies) - (n - split if staircase else 0), 0)] if chain else ()
         if low and b.divide is None:
             return None
         acc, here, srcs, saved = None, None, sources, 0
@@ -309,7 +323,7 @@ def constructive(
                 low, top = _levels(rest, e)
                 top.setdefault(offset, []).append((len(sources), 1))
                 srcs = [*sources, results[built[i]]]
-        if doubling and not low:
+        if doubling and not low and not kept_copies:
             levels = _high_levels(rest if saved > 0 else filt.kernels[k].goal, e) or [{}]
             if saved > 0:
                 levels[-1].setdefault(offset, []).append((len(sources), 1))
@@ -321,6 +335,9 @@ def constructive(
             for terms in low:
                 acc, here = _walk(b, acc, terms, srcs, here, final=not floating)
                 acc = b.half(acc)
+            if kept_copies:
+                top = _over(top, channels, kept_copies, len(srcs))
+                srcs = [*srcs, *(v for level in kept_copies for v in chain[-1 - level])]
             acc, _ = _walk(b, acc, top, srcs, here, final=True)
         if acc is None:
             acc = b.op("res", ())
@@ -332,6 +349,38 @@ def constructive(
         b.instrs,
         [(results[k], kern.register) for k, kern in enumerate(filt.kernels)] + kept,
     )
+
+
+def _over(terms: Terms, channels: int, levels: tuple[int, ...], first: int) -> Terms:
+    """`terms` with each input's multiplicity split over the input and its copies `2^j` times larger, `j`
+    in `levels` (the copy of level `levels[i]` of input `z` is source `first + i * channels + z`), with the
+    fewest units."""
+    out: Terms = {}
+    for p, ts in terms.items():
+        for z, n in ts:
+            if z >= channels:
+                out.setdefault(p, []).append((z, n))
+                continue
+            for i, d in enumerate(_split(n, (0, *levels))):
+                if d:
+                    out.setdefault(p, []).append((z if i == 0 else first + (i - 1) * channels + z, d))
+    return out
+
+
+@cache
+def _split(n: int, levels: tuple[int, ...]) -> tuple[int, ...]:
+    """Digits `d` with `sum(d[i] << levels[i]) == n` and the fewest units `sum(|d|)`: each digit below the
+    top one is the remainder modulo the next level's step, either sign."""
+    if len(levels) == 1:
+        return (n >> levels[0],)
+    step = 1 << (levels[1] - levels[0])
+    r = (n >> levels[0]) % step
+    best = None
+    for d in (r, r - step) if r else (0,):
+        rest = _split(n - (d << levels[0]), levels[1:])
+        if best is None or abs(d) + sum(map(abs, rest)) < sum(map(abs, best)):
+            best = (d, *rest)
+    return best
 
 
 Counts = dict[tuple[Position, int], int]
@@ -427,6 +476,10 @@ def _kept_input(filt: Filter, k: int) -> int | None:
     return None
 
 
+COPIES: tuple[tuple[int, ...], ...] = ((), (1,), (2,), (1, 2))
+"""Which values of the input before its last halvings the kernels after the split may add (`copies`)."""
+
+
 def candidates(filt: Filter, set_name: str, bases: Bases = ()) -> list[Program]:
     """Every constructive program worth trying, shortest first: each kernel order (kernels whose register
     holds an input last), each point to halve the inputs and each number of halvings (`bases`: values
@@ -444,13 +497,20 @@ def candidates(filt: Filter, set_name: str, bases: Bases = ()) -> list[Program]:
     seen = set()
     for order in orders:
         for split in range(len(order) + 1):
-            for halvings, floating, doubling, sharing in itertools.product(
-                range(filt.depth + 1) if split < len(order) else (0,), (True, False), (False, True), (False, True)
+            for halvings, floating, doubling, sharing, copies, staircase in itertools.product(
+                range(filt.depth + 1) if split < len(order) else (0,),
+                (True, False),
+                (False, True),
+                (False, True),
+                COPIES,
+                (False, True),
             ):
-                if sharing and len(order) + len(bases) < 2:
+                if (sharing and len(order) + len(bases) < 2) or (copies and max(copies) > halvings):
+                    continue
+                if staircase and (not copies or len(order) - split < 2):
                     continue
                 program = constructive(
-                    filt, set_name, list(order), split, halvings, floating, doubling, sharing, bases
+                    filt, set_name, list(order), split, halvings, floating, doubling, sharing, bases, copies, staircase
                 )
                 if program is not None:
                     key = tuple(program.instrs)

@@ -10,6 +10,7 @@ import resource
 import time
 from collections import deque
 from dataclasses import replace
+from functools import lru_cache
 
 from cain.backend.bus_synth import Options, synthesize
 from cain.backend.regalloc import allocate
@@ -55,9 +56,10 @@ def finish(program: Program, filt: Filter, names: tuple[str, ...], bases: Bases 
     return program
 
 
+@lru_cache(maxsize=256)
 def construct(sub: Filter, set_name: str, bases: Bases = ()) -> Program | None:
     """The constructive plan (SSA) of `sub` that allocates on its registers and those of `bases`, and
-    verifies; None when none fits."""
+    verifies; None when none fits. Cached: kernel-by-kernel compilation asks again each time it runs."""
     names = sub.registers + tuple(reg for reg, _ in bases)
     found = fallback(sub, set_name, names, lambda p: finish(p, sub, names, bases), bases)
     return found[1] if found is not None else None
