@@ -11,8 +11,8 @@ add and the move after it (or a move and the subtraction after it) are one macro
 Which registers this needs depends on when the input is halved: dividing the accumulator needs the input
 and every finished kernel to stay live beside it (and a scratch register with `all`), so when registers
 are short the input itself is halved first, in place, and the later kernels add halved copies several
-times instead of dividing. The values one and two halvings before the last (re-formed in place by the
-division) may be kept beside it, so a count is added over `u`, `2u` and `4u` (seven is three adds, not
+times instead of dividing. The values one to three halvings before the last (re-formed in place by the
+division) may be kept beside it, so a count is added over `u`, `2u`, `4u`, `8u` (seven is two adds, not
 seven), by every kernel after the halving or with one copy fewer at each kernel (its register then holds
 the next). A kernel may add one built before it (or given as a base: a value already computed), moved,
 and build only the difference; or two kernels in a row add their common part once, into an accumulator
@@ -272,7 +272,7 @@ def constructive(
     `bases`: values already computed (register, goal), extra inputs kept to the end, that count as built
     before. `copies`: after the halvings, each input's values that many halvings before the last (re-formed
     in place by the division) are kept too, and the counts added once per unit are split over them
-    (`_over`), so a count of 7 over `u`, `2u` and `4u` is three adds, not seven; with `staircase` each
+    (`_over`), so a count of 7 over `u` and `8u` is two adds, not seven; with `staircase` each
     kernel after the first keeps one copy fewer (the largest), its register free for the next."""
     channels = len(filt.inputs)
     b = _Builder(set_name, channels + len(bases))
@@ -476,8 +476,9 @@ def _kept_input(filt: Filter, k: int) -> int | None:
     return None
 
 
-COPIES: tuple[tuple[int, ...], ...] = ((), (1,), (2,), (1, 2))
-"""Which values of the input before its last halvings the kernels after the split may add (`copies`)."""
+COPIES: tuple[tuple[int, ...], ...] = ((), (1,), (2,), (3,), (1, 2), (1, 3), (2, 3), (1, 2, 3))
+"""Which values of the input before its last halvings (levels: how many halvings before) the kernels after
+the split may add (`copies`)."""
 
 
 def candidates(filt: Filter, set_name: str, bases: Bases = ()) -> list[Program]:
