@@ -478,7 +478,10 @@ def _kept_input(filt: Filter, k: int) -> int | None:
 
 COPIES: tuple[tuple[int, ...], ...] = ((), (1,), (2,), (3,), (1, 2), (1, 3), (2, 3), (1, 2, 3))
 """Which values of the input before its last halvings (levels: how many halvings before) the kernels after
-the split may add (`copies`)."""
+the split may add (`copies`). They are tried for one input channel halved to the filter's depth, where
+every count is added once per unit; above it each accumulator divides, and with more channels the copies'
+registers are seldom free, while trying them everywhere made the candidates about five times as many (a
+minute and more for some two-channel fuzz filters)."""
 
 
 def candidates(filt: Filter, set_name: str, bases: Bases = ()) -> list[Program]:
@@ -494,6 +497,7 @@ def candidates(filt: Filter, set_name: str, bases: Bases = ()) -> list[Program]:
             o,
         ),
     )[:6]
+    channels = len(filt.inputs)
     out = []
     seen = set()
     for order in orders:
@@ -506,10 +510,12 @@ def candidates(filt: Filter, set_name: str, bases: Bases = ()) -> list[Program]:
                 COPIES,
                 (False, True),
             ):
-                if (sharing and len(order) + len(bases) < 2) or (copies and max(copies) > halvings):
-                    continue
+                if (sharing and len(order) + len(bases) < 2) or (copies and not (halvings == filt.depth >= max(copies) and channels == 1)):
+                    continue  # copies stand in for adding the input halved to its last digit
                 if staircase and (not copies or len(order) - split < 2):
                     continue
+                if not floating and not doubling and split == 0 and halvings == filt.depth:
+                    continue  # one walk a kernel: where it ends does not matter
                 program = constructive(
                     filt, set_name, list(order), split, halvings, floating, doubling, sharing, bases, copies, staircase
                 )
