@@ -510,7 +510,9 @@ def candidates(filt: Filter, set_name: str, bases: Bases = ()) -> list[Program]:
                 COPIES,
                 (False, True),
             ):
-                if (sharing and len(order) + len(bases) < 2) or (copies and not (halvings == filt.depth >= max(copies) and channels == 1)):
+                if sharing and len(order) + len(bases) < 2:
+                    continue
+                if copies and (channels > 1 or halvings < filt.depth or max(copies) > halvings):
                     continue  # copies stand in for adding the input halved to its last digit
                 if staircase and (not copies or len(order) - split < 2):
                     continue
