@@ -16,7 +16,7 @@ ROOT = Path(__file__).resolve().parents[1]
 if str(ROOT) not in sys.path:
     sys.path.insert(0, str(ROOT))
 
-from benchmarks import bus, common, heuristic, scaling, simultaneous, table1
+from benchmarks import approximation, bus, common, heuristic, scaling, simultaneous, table1
 from cain.model.goal import Goal
 from cain.model.program import Instr, Program
 
@@ -237,6 +237,19 @@ def test_heuristic_experiment(tmp_path):
             assert run["status"] in ("verified", "no plan"), run["error"]
             assert run["nodes"] <= 80 + 8  # the search's probe, a tenth of the budget, on top
     assert "median best" in (tmp_path / "summary.md").read_text()
+
+
+def test_approximation_experiment(tmp_path):
+    assert approximation.main(["--samples", "1", "--budget", "30", "--out", str(tmp_path), "--quiet"]) == 0
+    record = json.loads((tmp_path / "results.json").read_text())
+    assert len(record["filters"]) == 1
+    for f in record["filters"]:
+        assert f["error"] <= float(f["source"].split("max_error = ")[1])
+        sparse, near = f["sparse"], f["nearest"]
+        assert sparse["atoms"] <= near["atoms"] and sparse["positions"] <= near["positions"]
+        for label in ("nearest", "sparse"):
+            assert f[label]["status"] in ("verified", "no plan"), f[label]["error"]
+    assert "sparse: macros" in (tmp_path / "summary.md").read_text()
 
 
 def test_scaling_experiment(tmp_path):
