@@ -9,20 +9,24 @@ with today's search and, side by side, with the search of another git revision.
 Every filter is written in the kernel language (the text a user would write) and read by the front end.
 Each search runs in a fresh process (so its peak memory is its own); with `--baseline REV` the two versions
 alternate filter by filter (current first on even filters, baseline first on odd ones), so machine noise
-hits both alike. Every program counted, the baseline's too, is verified by today's verifier.
+hits both alike. Every program counted, the baseline's too, is verified by today's verifier, against the
+goals its own version rounded the weights to (checked within `max_error`).
 """
 
 from __future__ import annotations
 
+import dataclasses
 import json
 import math
 import os
 import random
+import re
 import subprocess
 import sys
 import tempfile
 from collections.abc import Sequence
 from dataclasses import dataclass
+from fractions import Fraction
 from pathlib import Path
 
 from benchmarks.common import (
@@ -39,7 +43,9 @@ from benchmarks.common import (
     write_outputs,
 )
 from cain.frontend.kernel import parse_filter
+from cain.model.approx import rounding_error
 from cain.model.filter import Filter
+from cain.model.goal import Goal
 from cain.model.program import Instr, Program
 
 SPLIT_SEED = 11
@@ -387,9 +393,12 @@ import dataclasses, json, sys
 from cain.frontend.kernel import parse_filter
 from cain.search import SearchConfig, search
 request = json.load(sys.stdin)
-result = search(parse_filter(request["source"], request["name"] + ".cain"), SearchConfig(**request["config"]))
+filt = parse_filter(request["source"], request["name"] + ".cain")
+result = search(filt, SearchConfig(**request["config"]))
 program = result.program
 json.dump({"program": dataclasses.asdict(program) if program is not None else None,
+           "depth": filt.depth, "goals": [[[*a, c] for a, c in k.goal.items] for k in filt.kernels],
+           "errors": [str(k.error) for k in filt.kernels],
            "events": [dataclasses.asdict(e) for e in result.events], "nodes": result.nodes,
            "seconds": result.seconds, "peak_memory": result.peak_memory, "stopped": result.stopped,
            "lower_bound": getattr(result, "lower_bound", None),
@@ -500,8 +509,36 @@ def search_in_process(
         lower_bound=data.get("lower_bound"),
     )
     if data["program"] is not None:
-        check_program(run, program_from_json(data["program"]), filt, cost=cost or "macros")
+        try:
+            rounded = own_rounding(filt, data, max_error_of(entry.source))
+        except ValueError as e:
+            run.status, run.error = "failed", str(e)
+            return run
+        check_program(run, program_from_json(data["program"]), rounded, cost=cost or "macros")
     return run
+
+
+def max_error_of(source: str) -> Fraction:
+    """The `max_error` option of a kernel file (0 when it has none)."""
+    match = re.search(r"^option max_error = (\S+)$", source, re.MULTILINE)
+    return Fraction(match.group(1)) if match else Fraction(0)
+
+
+def own_rounding(filt: Filter, data: dict, max_error: Fraction) -> Filter:
+    """`filt` with the goals the searched version rounded the weights to (versions may round differently
+    within `max_error`), each checked to be within the filter's `max_error` of the weights as written."""
+    if "goals" not in data:
+        return filt
+    kernels = []
+    for kernel, items, error in zip(filt.kernels, data["goals"], data["errors"], strict=True):
+        goal = Goal((tuple(a), c) for *a, c in items)
+        distance = rounding_error(kernel.weights, data["depth"], goal)
+        if distance != Fraction(error):
+            raise ValueError(f"{filt.name}: kernel {kernel.name} is {distance} from its weights, not {error}")
+        kernels.append(dataclasses.replace(kernel, goal=goal, error=distance))
+    if sum(k.error for k in kernels) > max_error:
+        raise ValueError(f"{filt.name}: the goals are further than max_error from the weights")
+    return dataclasses.replace(filt, kernels=tuple(kernels), depth=data["depth"])
 
 
 # -- the experiment ------------------------------------------------------------------------------------------------

@@ -31,7 +31,7 @@ from xdsl.printer import Printer
 from xdsl.traits import IsolatedFromAbove, NoTerminator, SymbolOpInterface
 from xdsl.utils.exceptions import VerifyException
 
-from cain.model.approx import approximate_kernel, format_fraction
+from cain.model.approx import approximate_kernel, format_fraction, rounding_error
 from cain.model.filter import Filter, Kernel
 from cain.model.goal import Goal
 from cain.model.isa import INSTRUCTION_SETS
@@ -403,12 +403,14 @@ class FilterOp(IRDLOperation):
                     f"filter @{name}: kernel '{kernel.kernel_name.data}' has weights for {len(weights)} channels "
                     f"but the filter has {len(inputs)} inputs"
                 )
-            goal, error = approximate_kernel(weights, depth)
-            if goal != kernel.goal.data:
+            try:
+                error = rounding_error(weights, depth, kernel.goal.data)
+            except ValueError as e:
+                nearest, _ = approximate_kernel(weights, depth)
                 raise VerifyException(
                     f"filter @{name}: the goal of kernel '{kernel.kernel_name.data}' is not its weights times "
-                    f"2^{depth} rounded; expected {GoalAttr(goal)}"
-                )
+                    f"2^{depth} rounded ({e}); rounded to the nearest it is {GoalAttr(nearest)}"
+                ) from None
             if error != kernel.error.data:
                 raise VerifyException(
                     f"filter @{name}: kernel '{kernel.kernel_name.data}' has error {format_fraction(kernel.error.data)}"

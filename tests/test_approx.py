@@ -6,7 +6,13 @@ from random import Random
 
 import pytest
 
-from cain.model.approx import ApproximationError, approximate, approximate_kernel, round_half_away
+from cain.model.approx import (
+    ApproximationError,
+    approximate,
+    approximate_kernel,
+    round_half_away,
+    rounding_error,
+)
 from cain.model.goal import Goal, exact_weights
 
 
@@ -131,3 +137,12 @@ def test_sparse_rounding_stays_within_the_bound_and_one_atom_from_the_nearest():
             for w, c, n in cells:
                 assert c == n or (c == n - 1 and n > 0) or (c == n + 1 and n < 0)  # toward zero by one
                 assert magnitudes.setdefault(abs(n), abs(c)) == abs(c)  # equal counts stay equal
+
+
+def test_the_goal_ir_accepts_exactly_the_roundings_approximate_gives():
+    weights = [[[F(3, 10), F(7, 10), F(-9, 20)]]]  # x 8: 2.4, 5.6, -3.6
+    assert rounding_error(weights, 3, Goal.from_matrices([[[2, 6, -4]]])) == approximate_kernel(weights, 3)[1]
+    assert rounding_error(weights, 3, Goal.from_matrices([[[2, 5, -3]]])) == (F(2, 5) + F(3, 5) + F(3, 5)) / 8
+    for wrong in ([[3, 6, -4]], [[2, 4, -4]], [[2, 6, -5]], [[2, 6, -4, 1]]):
+        with pytest.raises(ValueError, match="neither the nearest"):
+            rounding_error(weights, 3, Goal.from_matrices([wrong]))

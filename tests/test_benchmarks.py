@@ -306,6 +306,27 @@ def test_fraction_weights_round_trip():
 # -- the generalisation suite ------------------------------------------------------------------------------------
 
 
+def test_each_version_is_verified_against_its_own_rounding():
+    from benchmarks import suite
+
+    (entry,) = [f for f in suite.build_suite() if f.name == "gauss5x5_sigma1"]
+    filt = entry.load()
+    near = approximation.nearest(filt)
+    assert near.kernels[0].goal != filt.kernels[0].goal  # sparse rounding differs from the nearest here
+
+    def data(f, errors=None):
+        return {"depth": f.depth, "goals": [[[*a, c] for a, c in k.goal.items] for k in f.kernels],
+                "errors": errors or [str(k.error) for k in f.kernels]}
+
+    bound = suite.max_error_of(entry.source)
+    assert bound == Fraction(5, 100)
+    assert suite.own_rounding(filt, data(near), bound).kernels == near.kernels
+    with pytest.raises(ValueError, match="from its weights"):
+        suite.own_rounding(filt, data(near, ["0"]), bound)
+    with pytest.raises(ValueError, match="max_error"):
+        suite.own_rounding(filt, data(filt), Fraction(1, 100))
+
+
 def test_suite_is_made_by_rule_and_split_in_two():
     from benchmarks import suite
 

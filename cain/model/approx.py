@@ -61,6 +61,25 @@ def _rounded(value: Fraction, down: frozenset[int]) -> int:
     return count
 
 
+def rounding_error(weights: Weights, depth: int, goal: Goal) -> Fraction:
+    """The error of `goal` as a rounding of `weights` at `depth` that `approximate` may give: every count
+    the nearest, or one atom toward zero (`sparsen`). Raises ValueError at a count that is neither."""
+    nearest, _ = approximate_kernel(weights, depth)
+    exact = {
+        (c - len(m[0]) // 2, len(m) // 2 - r, z): Fraction(w)
+        for z, m in enumerate(weights)
+        for r, row in enumerate(m)
+        for c, w in enumerate(row)
+    }
+    error = Fraction(0)
+    for atom in exact.keys() | goal.as_dict().keys():
+        count, near = goal.count(atom), nearest.count(atom)
+        if count != near and (near == 0 or count != near - (1 if near > 0 else -1)):
+            raise ValueError(f"the count at {atom} is {count}, neither the nearest ({near}) nor one atom toward zero")
+        error += abs(exact.get(atom, Fraction(0)) - Fraction(count, 2**depth))
+    return error
+
+
 def approximate(
     weights_per_kernel: Sequence[Weights],
     max_depth: int,

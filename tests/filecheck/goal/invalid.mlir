@@ -31,7 +31,7 @@ goal.filter @f depth 2 registers ["A", "B"] instructions "all" {
   goal.input "A" -> "A"
   goal.kernel "k" -> "B" weights 1/4 [[1, 2, 1]] goal #goal.goal<[[0, 0, 0], [1, 3, 1], [0, 0, 0]]> error 0
 }
-// CHECK: filter @f: the goal of kernel 'k' is not its weights times 2^2 rounded; expected #goal.goal<[[0, 0, 0], [1, 2, 1], [0, 0, 0]]>
+// CHECK: filter @f: the goal of kernel 'k' is not its weights times 2^2 rounded (the count at (0, 0, 0) is 3, neither the nearest (2) nor one atom toward zero); rounded to the nearest it is #goal.goal<[[0, 0, 0], [1, 2, 1], [0, 0, 0]]>
 
 // -----
 
