@@ -127,7 +127,7 @@ def kernel(name="blur", register="A", weights=None, goal=None, error=F(0)) -> Ke
         ({"inputs": (("x", "A"), ("y", "A"))}, "input register 'A' appears twice"),
         ({"kernels": (kernel(), kernel(register="B"))}, "kernel name 'blur' appears twice"),
         ({"kernels": (kernel(), kernel("b"))}, "output register 'A' appears twice"),
-        ({"depth": 1, "kernels": (kernel(goal=Goal({(0, 0, 0): 2})),)}, "expected #goal.goal<[[1]]>"),
+        ({"depth": 1, "kernels": (kernel(goal=Goal({(0, 0, 0): 2})),)}, "rounded to the nearest it is #goal.goal<[[1]]>"),
         (
             {"depth": 1, "kernels": (kernel(error=F(1, 2)),)},
             "has error 1/2 but its goal is off its weights by 0",
