@@ -36,6 +36,7 @@ from cain.frontend.onnx_model import onnx_filters
 from cain.frontend.options import check_registers
 from cain.frontend.tensor import filter_from_weights
 from cain.model.filter import Filter
+from cain.model.goal import centred
 from cain.model.program import Program
 from cain.passes.convert_linalg_to_goal import ConvertLinalgToGoalPass
 from cain.passes.emit import EmitPass, emitted_text
@@ -100,12 +101,9 @@ class Compiled:
         images = self._images(image)
         out = np.zeros((len(self.filter.kernels), *images.shape[1:]))
         for k, kernel in enumerate(self.filter.kernels):
-            for z, matrix in enumerate(kernel.weights):
-                cy, cx = len(matrix) // 2, len(matrix[0]) // 2
-                for r, row in enumerate(matrix):
-                    for c, w in enumerate(row):
-                        if w:
-                            out[k] += float(w) * shift(images[z], (c - cx, cy - r))
+            for (x, y, z), w in centred(kernel.weights):
+                if w:
+                    out[k] += float(w) * shift(images[z], (x, y))
         return out
 
     def _images(self, image: Any) -> np.ndarray:

@@ -13,7 +13,7 @@ from collections.abc import Sequence
 from fractions import Fraction
 
 from cain.diagnostics import CainError
-from cain.model.goal import Goal
+from cain.model.goal import Goal, centred
 
 Matrix = Sequence[Sequence[Fraction]]
 Weights = Sequence[Matrix]
@@ -65,12 +65,7 @@ def rounding_error(weights: Weights, depth: int, goal: Goal) -> Fraction:
     """The error of `goal` as a rounding of `weights` at `depth` that `approximate` may give: every count
     the nearest, or one atom toward zero (`sparsen`). Raises ValueError at a count that is neither."""
     nearest, _ = approximate_kernel(weights, depth)
-    exact = {
-        (c - len(m[0]) // 2, len(m) // 2 - r, z): Fraction(w)
-        for z, m in enumerate(weights)
-        for r, row in enumerate(m)
-        for c, w in enumerate(row)
-    }
+    exact = {atom: Fraction(w) for atom, w in centred(weights)}
     error = Fraction(0)
     for atom in exact.keys() | goal.as_dict().keys():
         count, near = goal.count(atom), nearest.count(atom)

@@ -8,10 +8,12 @@ key dictionaries and live in goal-bags (the search keeps its own compact form: c
 
 from __future__ import annotations
 
-from collections.abc import Iterable, Mapping, Sequence
+from collections.abc import Iterable, Iterator, Mapping, Sequence
 from fractions import Fraction
+from typing import TypeVar
 
 Atom = tuple[int, int, int]
+T = TypeVar("T")
 Offset = tuple[int, int]
 
 
@@ -42,14 +44,7 @@ class Goal:
 
         For an even size the centre is the element at index `size // 2` (below and right of the middle).
         """
-        counts: dict[Atom, int] = {}
-        for z, matrix in enumerate(matrices):
-            cy, cx = len(matrix) // 2, len(matrix[0]) // 2 if matrix else 0
-            for r, row in enumerate(matrix):
-                for c, value in enumerate(row):
-                    if value:
-                        counts[(c - cx, cy - r, z)] = int(value)
-        return Goal(counts)
+        return Goal({atom: int(value) for atom, value in centred(matrices) if value})
 
     # -- queries --------------------------------------------------------------------------------
     def __iter__(self):
@@ -134,6 +129,16 @@ class Goal:
             [[counts.get((x, y, z), 0) for x in range(-radius, radius + 1)] for y in range(radius, -radius - 1, -1)]
             for z in range(channels)
         ]
+
+
+def centred(matrices: Sequence[Sequence[Sequence[T]]]) -> Iterator[tuple[Atom, T]]:
+    """Every entry of one matrix per channel with its atom: row 0 to the north, centre at index `size // 2`
+    (below and right of the middle for an even size)."""
+    for z, matrix in enumerate(matrices):
+        cy, cx = len(matrix) // 2, len(matrix[0]) // 2 if matrix else 0
+        for r, row in enumerate(matrix):
+            for c, value in enumerate(row):
+                yield (c - cx, cy - r, z), value
 
 
 def exact_weights(goal: Goal, depth: int) -> dict[Atom, Fraction]:
