@@ -27,6 +27,7 @@ from benchmarks.common import (
     run_search,
     write_outputs,
 )
+from benchmarks.suite import gaussian_weights, matrix_text
 from cain.api import read_filters
 from cain.model.approx import approximate_kernel
 from cain.model.filter import Filter
@@ -34,33 +35,18 @@ from cain.model.filter import Filter
 ERRORS = ("0.02", "0.05", "0.1")
 
 
-def _text(matrix: Sequence[Sequence[float | str]]) -> str:
-    return (
-        "["
-        + "; ".join(" ".join(v if isinstance(v, str) else f"{v:.4f}" for v in row) for row in matrix)
-        + "]"
-    )
-
-
-def _normalised(matrix: list[list[float]], total: float) -> list[list[float]]:
+def _decimals(matrix: list[list[float]], total: float) -> list[list[str]]:
+    """`matrix` scaled to absolute weights summing to `total`, as decimal weights."""
     size = sum(abs(v) for row in matrix for v in row)
-    return [[total * v / size for v in row] for row in matrix]
+    return [[f"{total * v / size:.4f}" for v in row] for row in matrix]
 
 
-def _gaussian(size: int, sigma: float, rows: int | None = None) -> list[list[float]]:
-    c = size // 2
-    ys = range(size) if rows is None else [c]
-    return _normalised(
-        [[math.exp(-((r - c) ** 2 + (k - c) ** 2) / (2 * sigma**2)) for k in range(size)] for r in ys], 1
-    )
-
-
-def _log(size: int, sigma: float) -> list[list[float]]:
+def _log(size: int, sigma: float) -> list[list[str]]:
     c = size // 2
     w = [[((r - c) ** 2 + (k - c) ** 2) / (2 * sigma**2) for k in range(size)] for r in range(size)]
     w = [[(v - 1) * math.exp(-v) for v in row] for row in w]
     mean = sum(map(sum, w)) / size**2
-    return _normalised([[v - mean for v in row] for row in w], 2)
+    return _decimals([[v - mean for v in row] for row in w], 2)
 
 
 def sources(rng: random.Random, count: int) -> list[tuple[str, str]]:
@@ -70,17 +56,18 @@ def sources(rng: random.Random, count: int) -> list[tuple[str, str]]:
     while len(out) < count:
         family = rng.choice(["gaussian", "gaussian1d", "log", "box", "random", "random2"])
         if family == "gaussian":
-            kernels = [_text(_gaussian(rng.choice([3, 5]), rng.choice([0.6, 0.8, 1.0, 1.3])))]
+            kernels = [matrix_text(gaussian_weights(rng.choice([3, 5]), rng.choice([0.6, 0.8, 1.0, 1.3])))]
         elif family == "gaussian1d":
-            kernels = [_text(_gaussian(rng.choice([3, 5, 7]), rng.choice([0.7, 1.0, 1.5]), rows=1))]
+            size, sigma = rng.choice([3, 5, 7]), rng.choice([0.7, 1.0, 1.5])
+            kernels = [matrix_text(gaussian_weights(size, sigma, one_row=True))]
         elif family == "log":
-            kernels = [_text(_log(5, rng.choice([0.8, 1.0, 1.2])))]
+            kernels = [matrix_text(_log(5, rng.choice([0.8, 1.0, 1.2])))]
         elif family == "box":
             rows, cols = rng.choice([(3, 3), (1, 5), (5, 1), (3, 5), (5, 5)])
-            kernels = [f"1/{rows * cols} " + _text([["1"] * cols] * rows)]
+            kernels = [f"1/{rows * cols} " + matrix_text([[1] * cols] * rows)]
         else:
             kernels = [
-                _text(_normalised([[rng.uniform(-1, 1) for _ in range(3)] for _ in range(3)], 2))
+                matrix_text(_decimals([[rng.uniform(-1, 1) for _ in range(3)] for _ in range(3)], 2))
                 for _ in range(2 if family == "random2" else 1)
             ]
         max_error = rng.choice(ERRORS)

@@ -215,11 +215,12 @@ def classic_filters() -> list[SuiteFilter]:
     return out
 
 
-def gaussian_weights(size: int, sigma: float) -> list[list[str]]:
-    """A sampled, normalised Gaussian (decimal weights, not powers of two)."""
+def gaussian_weights(size: int, sigma: float, one_row: bool = False) -> list[list[str]]:
+    """A sampled, normalised Gaussian (decimal weights, not powers of two); `one_row`: the 1-D one."""
     c = size // 2
     w = [
-        [math.exp(-((r - c) ** 2 + (k - c) ** 2) / (2 * sigma**2)) for k in range(size)] for r in range(size)
+        [math.exp(-((r - c) ** 2 + (k - c) ** 2) / (2 * sigma**2)) for k in range(size)]
+        for r in ([c] if one_row else range(size))
     ]
     s = sum(map(sum, w))
     return [[f"{v / s:.4f}" for v in row] for row in w]
