@@ -56,9 +56,12 @@ def approximate_kernel(
 
 def _rounded(value: Fraction, down: frozenset[int]) -> int:
     count = round_half_away(value)
-    if abs(count) in down:
-        count -= 1 if count > 0 else -1
-    return count
+    return _toward_zero(count) if abs(count) in down else count
+
+
+def _toward_zero(count: int) -> int:
+    """A nonzero count one atom nearer zero."""
+    return count - 1 if count > 0 else count + 1
 
 
 def rounding_error(weights: Weights, depth: int, goal: Goal) -> Fraction:
@@ -69,7 +72,7 @@ def rounding_error(weights: Weights, depth: int, goal: Goal) -> Fraction:
     error = Fraction(0)
     for atom in exact.keys() | goal.as_dict().keys():
         count, near = goal.count(atom), nearest.count(atom)
-        if count != near and (near == 0 or count != near - (1 if near > 0 else -1)):
+        if count != near and (near == 0 or count != _toward_zero(near)):
             raise ValueError(f"the count at {atom} is {count}, neither the nearest ({near}) nor one atom toward zero")
         error += abs(exact.get(atom, Fraction(0)) - Fraction(count, 2**depth))
     return error
