@@ -31,9 +31,11 @@ model. The reductions that keep the search exact:
   equal up to both are searched once (`canonical`), and a state refuted with `r` steps left is
   remembered;
 - a state is pruned when a lower bound says it needs more steps than are left (`bound`): one write per
-  unfinished output, one `bus2` per halving between the values held and a kernel's odd counts, one
-  step per unit of distance between a kernel's atom and the nearest atom held (a micro-op moves a value
-  at most one PE under the NEWS rules above);
+  unfinished output, one `bus2` per halving between the values held and a kernel's odd counts, and for
+  each atom of a kernel the shortest path to it from an atom held: one step per unit of distance (a
+  micro-op moves a value at most one PE under the NEWS rules above), at least one, and one more when the
+  parity is wrong (every micro-op negates and sources never cancel, so an atom reaches the kernel's sign
+  from a held atom of the same sign in an even number of steps, from one of the other sign in an odd one);
 - with one step left, the last micro-op is found by covering `-n` times the kernel with the values that
   lie inside it (`_last`), and a child that it cannot finish is not made.
 """
@@ -235,8 +237,7 @@ class ExactBusSearch:
     def bound(self, vals: tuple[Value, ...]) -> int:
         """Micro-ops still needed from `vals` at least (module docstring): one write per distinct unfinished
         goal, one `bus2` per halving between the smallest 2-adic valuation held and a goal's (only a `bus2`
-        lowers it, by one), and the distance from a goal's atom to the nearest atom held (a micro-op moves
-        a value one PE at most)."""
+        lowers it, by one), and the shortest path from an atom held to each of a goal's atoms (`_path`)."""
         got = self._bounds.get(vals)
         if got is not None:
             return got
@@ -248,12 +249,17 @@ class ExactBusSearch:
             b = len(set(todo))
             if todo:
                 low = min((self.val2(v) for v in held if self.goal_of[v]), default=0)
-                points = {(x, y, z) for v in held for x, y, z, _ in self.goal_of[v]}
+                points = {(x, y, z, c > 0) for v in held for x, y, z, c in self.goal_of[v]}
                 for g in todo:
                     b = max(b, low - self.val2(g))
-                    for x, y, z, _ in self.goal_of[g]:
+                    for x, y, z, c in self.goal_of[g]:
                         near = min(
-                            (abs(x - px) + abs(y - py) for px, py, pz in points if pz == z), default=1 << 20
+                            (
+                                _path(abs(x - px) + abs(y - py), up == (c > 0))
+                                for px, py, pz, up in points
+                                if pz == z
+                            ),
+                            default=1 << 20,
                         )
                         b = max(b, near)
             self._far[key] = b
@@ -628,6 +634,13 @@ class ExactBusSearch:
                 return ExactBusResult(None, proven, False, self.nodes, str(stop))
             proven = k = k + 1
         return ExactBusResult(None, proven, False, self.nodes, "upper")
+
+
+def _path(distance: int, same_sign: bool) -> int:
+    """The fewest micro-ops that carry an atom `distance` PEs and keep (`same_sign`) or flip its sign: at
+    least one, one PE at most each, and every micro-op negates."""
+    steps = max(distance, 1)
+    return steps + 1 if (steps % 2 == 0) != same_sign else steps
 
 
 def _lies_on(counts: dict, kernel: dict, dx: int, dy: int, sign: int, factor: int) -> bool:
