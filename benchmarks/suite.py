@@ -20,7 +20,6 @@ import json
 import math
 import os
 import random
-import re
 import subprocess
 import sys
 import tempfile
@@ -28,6 +27,7 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 from fractions import Fraction
 from pathlib import Path
+from typing import cast
 
 from benchmarks.common import (
     ROOT,
@@ -42,7 +42,8 @@ from benchmarks.common import (
     markdown_table,
     write_outputs,
 )
-from cain.frontend.kernel import parse_filter
+from cain.frontend.kernel import parse_filter, parse_options
+from cain.frontend.options import DEFAULT_MAX_ERROR
 from cain.model.approx import rounding_error
 from cain.model.filter import Filter
 from cain.model.goal import Goal
@@ -521,8 +522,7 @@ def search_in_process(
 
 def max_error_of(source: str) -> Fraction:
     """The `max_error` option of a kernel file (0 when it has none)."""
-    match = re.search(r"^option max_error = (\S+)$", source, re.MULTILINE)
-    return Fraction(match.group(1)) if match else Fraction(0)
+    return cast(Fraction, parse_options(source, "suite.cain").get("max_error", DEFAULT_MAX_ERROR))
 
 
 def own_rounding(filt: Filter, data: dict, max_error: Fraction) -> Filter:

@@ -247,7 +247,16 @@ class _Output:
 def parse_filter(text: str, filename: str, overrides: Mapping[str, object] | None = None) -> Filter:
     """The filter a kernel file describes, with its goals approximated; `overrides` (keys `max_depth`,
     `max_error`, `registers`, `instruction_set`) replace the file's options, as on the command line."""
-    return _FilterReader(_Source(filename, text.splitlines()), parse_tree(text, filename)).read(overrides)
+    return _reader(text, filename).read(overrides)
+
+
+def parse_options(text: str, filename: str) -> dict[str, object]:
+    """The options a kernel file sets, checked (those it does not set are absent, not defaulted)."""
+    return _reader(text, filename).options(None)
+
+
+def _reader(text: str, filename: str) -> _FilterReader:
+    return _FilterReader(_Source(filename, text.splitlines()), parse_tree(text, filename))
 
 
 class _FilterReader:
