@@ -514,3 +514,30 @@ def test_a_count_is_added_over_two_copies_of_the_halved_input():
     done = fallback(f, "all", f.registers, lambda p: finish(p, f, f.registers))
     assert done is not None and done[1].macros <= wide.macros
     check(done[0], f)
+
+
+@pytest.mark.parametrize("name", ["laplacian", "analognet2"])
+def test_rounds_from_the_best_plans_path_rebuild_its_prefix_and_hand_over(name):
+    """`restart_from_plan`: a round starts on the best plan's path with the plan's prefix (so a plan found
+    from there is whole), and a round that exhausts its part of the space does not end the search."""
+    f = example(name)
+    cfg = SearchConfig(node_budget=1500, restart=40, progress=False)
+    w = worker.Worker(f, cfg, f.registers)
+    starts = []
+    traverse = w._round
+
+    def spy(progress, round_end, root=None):
+        if root is not None:
+            chain, n = [], root
+            while n is not None:
+                chain.append((n.bag, n.cost, n.pair))
+                n = n.parent
+            assert 1 < len(chain) < len(w.best_path) and chain[::-1] == w.best_path[: len(chain)]
+            starts.append(root)
+        return traverse(progress, round_end, root)
+
+    w._round = spy
+    stopped = w.run()
+    assert starts
+    assert stopped == "optimal" or (stopped == "nodes" and w.nodes >= 1500)
+    check(w.best, f)

@@ -157,6 +157,8 @@ class Worker:
         """The best plan, if it was found kernel by kernel."""
         self.again: tuple[float, float] | None = None
         """When (nodes, seconds) to compile the kernels one at a time again (`AGAIN_MARK`)."""
+        self.best_path: list[tuple] = []
+        """The best plan's goal-bags from the final goals, with their costs and the pairs between them."""
         self.floor = 0
         """A lower bound on the cost: the search stops (`optimal`) once its best plan reaches it."""
         self.deadline: float | None = None
@@ -208,7 +210,14 @@ class Worker:
             n = n.parent
         pairs.reverse()
         pairs.extend(tail)
-        self._offer(to_program(self.space, self.filt, pairs))
+        program = to_program(self.space, self.filt, pairs)
+        self._offer(program)
+        if self.best_plan is program:
+            path = []
+            while node is not None:
+                path.append((node.bag, node.cost, node.pair))
+                node = node.parent
+            self.best_path = path[::-1]
 
     def _beaten(self, macros: int) -> bool:
         """Whether a plan of `macros` is not worth keeping: longer than the best, or as long when ties are
@@ -410,7 +419,8 @@ class Worker:
 
         With `restart`, the traversal starts again from the final goals after that many nodes (the next
         round half as long again, and so on), its children's order jittered by a new seed each round:
-        the best plan so far bounds every round, and the memoised pair generation carries over."""
+        the best plan so far bounds every round, and the memoised pair generation carries over. Every
+        second round may start on the best plan's path instead (`_round_root`)."""
         cfg = self.cfg
         space = self.space
         if len(self.root) > len(self.names):
@@ -442,9 +452,10 @@ class Worker:
         rounds = 0
         while True:
             round_end = self.nodes + int(length) if restart else None
-            stopped = self._round(progress, round_end)
-            if stopped != "round":
-                break
+            root = self._round_root(rounds)
+            stopped = self._round(progress, round_end, root)
+            if stopped != "round" and not (root is not None and stopped == "exhausted"):
+                break  # a round from the plan's path exhausts only its own part of the space
             rounds += 1
             length *= 1.5
             space.jitter = max(space.jitter, cfg.restart_jitter)
@@ -455,8 +466,20 @@ class Worker:
             progress(self, time.perf_counter())
         return stopped
 
-    def _round(self, progress, round_end: int | None) -> str:
-        """One traversal from the final goals until a budget, the round's end or exhaustion."""
+    def _round_root(self, rounds: int) -> _Node | None:
+        """Where round `rounds` starts: None for the final goals, or under `restart_from_plan`, every second
+        round after the first, a goal-bag on the best plan's path chosen at random (its prefix rebuilt, so
+        that a plan found from it is whole)."""
+        path = self.best_path
+        if not self.cfg.restart_from_plan or rounds % 2 == 1 or not rounds or len(path) < 3:
+            return None
+        node = None
+        for bag, cost, pair in path[: self.space.rng.randrange(1, len(path) - 1) + 1]:
+            node = _Node(bag, cost, node, pair, self.space.lower_bound(bag))
+        return node
+
+    def _round(self, progress, round_end: int | None, root: _Node | None = None) -> str:
+        """One traversal from the final goals (or `root`) until a budget, the round's end or exhaustion."""
         cfg = self.cfg
         space = self.space
         node_budget = cfg.node_budget
@@ -467,7 +490,7 @@ class Worker:
         initial_set = set(initial)
         min_step = self._min_step()
         branch = self.branch
-        root = _Node(self.root, 0, None, None, space.lower_bound(self.root))
+        root = root or _Node(self.root, 0, None, None, space.lower_bound(self.root))
         frontier = deque([root]) if traversal != "best-first" else [(0.0, 0, root)]
         counter = 1
         bound = self.bound
