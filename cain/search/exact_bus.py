@@ -37,7 +37,11 @@ model. The reductions that keep the search exact:
   parity is wrong (every micro-op negates and sources never cancel, so an atom reaches the kernel's sign
   from a held atom of the same sign in an even number of steps, from one of the other sign in an odd one);
 - with one step left, the last micro-op is found by covering `-n` times the kernel with the values that
-  lie inside it (`_last`), and a child that it cannot finish is not made.
+  lie inside it (`_last`), and a child that it cannot finish is not made;
+- with two steps left, a child is made only if a relaxation of the last two micro-ops allows it
+  (`two_steps`): the last one's sources cover `-n` times the kernel with what the child holds and one or
+  more copies of one new value `w` (found by dividing what is left by the offsets it is read at), and
+  one micro-op writes `w` from what the child holds.
 """
 
 from __future__ import annotations
@@ -154,6 +158,8 @@ class ExactBusSearch:
         self._last_reads: dict[tuple[int, bool], bool] = {}
         self._sums: dict[tuple[int, int], dict] = {}
         self._insides: dict[tuple[int, int, int], bool] = {}
+        self._twos: dict[tuple, bool] = {}
+        self._readings_memo: dict[tuple, list] = {}
         self._targets = [
             {(x, y, z): -n * c for x, y, z, c in self.goal_of[g]} for _, g in self.outputs for n in (1, 2, 3)
         ]
@@ -432,6 +438,8 @@ class ExactBusSearch:
             new_flags = tuple(new_flags)
             if left == 1 and self.last_step and self._last(new_t, new_flags) is None:
                 continue
+            if left == 2 and self.last_step and not self.two_steps(new_t):
+                continue
             yield (kind, dests, chosen), new_t, new_flags
 
     # -- the traversal --------------------------------------------------------------------------------
@@ -446,7 +454,8 @@ class ExactBusSearch:
             return
         self.nodes += 1
         if not self.nodes % 4096:
-            for memo in (self._fits, self._insides, self._last_reads, self._shift, self._sym, self._tclass):
+            memos = (self._fits, self._insides, self._last_reads, self._shift, self._sym, self._tclass)
+            for memo in (*memos, self._twos, self._readings_memo):
                 if len(memo) > self.memo_limit:
                     memo.clear()
         if self.node_budget is not None and self.nodes > self.node_budget:
@@ -532,6 +541,122 @@ class ExactBusSearch:
                     dests = [(s, self.slot_name[s]) for s, _ in todo] + spare[: n - len(todo)]
                     return (kind, tuple(dests), chosen)
         return None
+
+    def two_steps(self, vals: tuple[Value, ...]) -> bool:
+        """Whether two micro-ops may still finish every output from `vals`, in a relaxation of the model:
+        False proves that none can (memoised). The last micro-op's sources add up to `-n` times the goal
+        left; one or more of them are the value `w` the micro-op before writes, read from the registers it
+        wrote and through NEWS (else that micro-op could be deleted, unless it writes the goal itself), the
+        others are read from what `vals` holds; and `w` is the negated sum, divided, of what `vals` holds.
+        Left out, so that the test only errs towards True: which registers the first micro-op overwrites,
+        and which values must be read."""
+        got = self._twos.get(vals)
+        if got is None:
+            got = self._twos[vals] = self._two_steps(vals)
+        return got
+
+    def _two_steps(self, vals: tuple[Value, ...]) -> bool:
+        todo = {g for s, g in self.outputs if vals[s] != g}
+        if len(todo) != 1:
+            return True  # two goals, one per micro-op: not tested
+        (goal,) = todo
+        if not self.goal_of[goal]:
+            return True
+        items = [v for v in vals[: self.R] if v and self.goal_of[v]]
+        news = vals[self.R]
+        if news and self.goal_of[news]:
+            items += [self.shifted(news, dx, dy) for dx, dy in READ_SHIFT.values()]
+        index: dict[tuple, list[int]] = {}
+        for i, v in enumerate(items):
+            for x, y, z, c in self.goal_of[v]:
+                index.setdefault(((x, y, z), c > 0), []).append(i)
+        held = index.keys()
+        if self._makes(items, {(x, y, z): c for x, y, z, c in self.goal_of[goal]}, index):
+            return True  # the first micro-op writes the goal (into an output), the last one another copy
+        tried: set[tuple] = set()
+        for n, most in BUS_KINDS.values():
+            target = self._target(goal, n)
+            inside = [v for v in items if self._inside(v, target)]
+            for rest, used in self._rests(inside, 0, target, most - 1, 0):
+                for key, w, need in self._readings(rest, most - used):
+                    if need <= held and key not in tried:
+                        tried.add(key)
+                        if self._makes(items, w, index):
+                            return True
+        return False
+
+    def _rests(self, items: list, start: int, target: dict, limit: int, used: int):
+        """(what is left of `target`, how many of `items` taken) for every choice of at most `limit` of
+        `items` (from `start` on) whose sum lies inside `target` and leaves something."""
+        yield target, used
+        if used == limit:
+            return
+        for i in range(start, len(items)):
+            v = items[i]
+            if not self._inside(v, target):
+                continue
+            left = dict(target)
+            for x, y, z, c in self.goal_of[v]:
+                k = left[(x, y, z)] - c
+                if k:
+                    left[(x, y, z)] = k
+                else:
+                    del left[(x, y, z)]
+            if left:
+                yield from self._rests(items, i + 1, left, limit, used + 1)
+
+    def _readings(self, rest: dict, room: int) -> list[tuple[tuple, dict, frozenset]]:
+        """Every value `w` whose copies, at most `room` of them, add up to `rest` as one micro-op reads them:
+        `k` from registers (in place) and the others through NEWS, each of its names at most once, from
+        `w` written into NEWS or a neighbour's NEWS; each with the atoms, by sign, that the sources of a
+        micro-op writing it must hold (memoised)."""
+        key = (tuple(sorted(rest.items())), room)
+        got = self._readings_memo.get(key)
+        if got is not None:
+            return got
+        total = sum(abs(c) for c in rest.values())
+        found: dict[tuple, dict] = {}
+        reads = list(READ_SHIFT.values())
+        for copies in range(1, room + 1):
+            if total % copies:
+                continue
+            for k in range(min(copies, 3) + 1):
+                for write in reads if k < copies else [(0, 0)]:
+                    for chosen in itertools.combinations(reads, copies - k):
+                        offsets = [(0, 0)] * k + [(write[0] + dx, write[1] + dy) for dx, dy in chosen]
+                        w = _deconvolve(rest, offsets)
+                        if w is not None:
+                            found.setdefault(tuple(sorted(w.items())), w)
+        got = self._readings_memo[key] = [
+            (k, w, frozenset((a, c < 0) for a, c in w.items())) for k, w in found.items()
+        ]
+        return got
+
+    def _makes(self, items: list, w: dict, index: dict) -> bool:
+        """Whether one micro-op writes `w` from `items`: at most `most` of them add up to `-n` times it
+        (`index`: the items holding each atom, by sign)."""
+        for n, most in BUS_KINDS.values():
+            if self._cover(items, {a: -n * c for a, c in w.items()}, most, index, ()):
+                return True
+        return False
+
+    def _cover(self, items: list, rest: dict, most: int, index: dict, used: tuple) -> bool:
+        """Whether at most `most` of `items` not `used` add up to exactly `rest`: its smallest atom first."""
+        first = min(rest)
+        for i in index.get((first, rest[first] > 0), ()):
+            v = items[i]
+            if i in used or not self._inside(v, rest):
+                continue
+            left = dict(rest)
+            for x, y, z, c in self.goal_of[v]:
+                k = left[(x, y, z)] - c
+                if k:
+                    left[(x, y, z)] = k
+                else:
+                    del left[(x, y, z)]
+            if not left or most > 1 and self._cover(items, left, most - 1, index, (*used, i)):
+                return True
+        return False
 
     def _covers(self, items: list, start: int, rest: dict, chosen: tuple, most: int):
         """Every choice of at most `most` of `items` (from `start` on, a register value's k-th copy only
@@ -641,6 +766,32 @@ def _path(distance: int, same_sign: bool) -> int:
     least one, one PE at most each, and every micro-op negates."""
     steps = max(distance, 1)
     return steps + 1 if (steps % 2 == 0) != same_sign else steps
+
+
+def _deconvolve(total: dict, offsets: list[tuple[int, int]]) -> dict | None:
+    """The counts `w` whose copies moved by each of `offsets` add up to `total`, or None: division by a sum
+    of monomials, the smallest atom first (no copy cancels another: they share `total`'s signs)."""
+    (ox, oy) = min(offsets)
+    lead = offsets.count((ox, oy))
+    left = dict(total)
+    w: dict = {}
+    while left:
+        (x, y, z) = min(left)
+        c, odd = divmod(left[(x, y, z)], lead)
+        at = (x - ox, y - oy, z)
+        if odd or at in w:
+            return None
+        w[at] = c
+        for dx, dy in offsets:
+            p = (at[0] + dx, at[1] + dy, z)
+            k = left.get(p)
+            if k is None or (k > 0) != (c > 0) or abs(k) < abs(c):
+                return None
+            if k == c:
+                del left[p]
+            else:
+                left[p] = k - c
+    return w
 
 
 def _lies_on(counts: dict, kernel: dict, dx: int, dy: int, sign: int, factor: int) -> bool:
