@@ -550,9 +550,11 @@ class ExactBusSearch:
         others are read from what `vals` holds; and `w` is the negated sum, divided, of what `vals` holds.
         Left out, so that the test only errs towards True: which registers the first micro-op overwrites,
         and which values must be read."""
-        got = self._twos.get(vals)
+        held = tuple(sorted(v for v in vals[: self.R] if v))
+        key = (held, vals[self.R], tuple(vals[s] == g for s, g in self.outputs))
+        got = self._twos.get(key)
         if got is None:
-            got = self._twos[vals] = self._two_steps(vals)
+            got = self._twos[key] = self._two_steps(vals)
         return got
 
     def _two_steps(self, vals: tuple[Value, ...]) -> bool:
