@@ -597,13 +597,7 @@ class ExactBusSearch:
             v = items[i]
             if not self._inside(v, target):
                 continue
-            left = dict(target)
-            for x, y, z, c in self.goal_of[v]:
-                k = left[(x, y, z)] - c
-                if k:
-                    left[(x, y, z)] = k
-                else:
-                    del left[(x, y, z)]
+            left = self._minus(target, v)
             if left:
                 yield from self._rests(items, i + 1, left, limit, used + 1)
 
@@ -649,13 +643,7 @@ class ExactBusSearch:
             v = items[i]
             if i in used or not self._inside(v, rest):
                 continue
-            left = dict(rest)
-            for x, y, z, c in self.goal_of[v]:
-                k = left[(x, y, z)] - c
-                if k:
-                    left[(x, y, z)] = k
-                else:
-                    del left[(x, y, z)]
+            left = self._minus(rest, v)
             if not left or most > 1 and self._cover(items, left, most - 1, index, (*used, i)):
                 return True
         return False
@@ -669,18 +657,23 @@ class ExactBusSearch:
                 continue
             if not self._inside(v, rest):
                 continue
-            left = dict(rest)
-            for x, y, z, c in self.goal_of[v]:
-                k = left[(x, y, z)] - c
-                if k:
-                    left[(x, y, z)] = k
-                else:
-                    del left[(x, y, z)]
+            left = self._minus(rest, v)
             now = (*chosen, items[i])
             if not left:
                 yield now
             elif len(now) < most:
                 yield from self._covers(items, i + 1, left, now, most)
+
+    def _minus(self, rest: dict, v: Value) -> dict:
+        """What is left of the counts `rest` once `v`, which lies inside it, is taken out."""
+        left = dict(rest)
+        for x, y, z, c in self.goal_of[v]:
+            k = left[(x, y, z)] - c
+            if k:
+                left[(x, y, z)] = k
+            else:
+                del left[(x, y, z)]
+        return left
 
     def read_last(self, v: Value, news: bool) -> bool:
         """Whether the last micro-op can read `v` (held in NEWS, or in a register): moved by a read offset
