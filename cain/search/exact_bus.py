@@ -454,8 +454,10 @@ class ExactBusSearch:
             return
         self.nodes += 1
         if not self.nodes % 4096:
-            memos = (self._fits, self._insides, self._last_reads, self._shift, self._sym, self._tclass)
-            for memo in (*memos, self._twos, self._readings_memo):
+            for memo in (
+                self._fits, self._insides, self._last_reads, self._shift, self._sym, self._tclass,
+                self._twos, self._readings_memo,
+            ):  # fmt: skip
                 if len(memo) > self.memo_limit:
                     memo.clear()
         if self.node_budget is not None and self.nodes > self.node_budget:
