@@ -198,10 +198,41 @@ def test_two_steps_never_prunes_a_state_two_micro_ops_finish(name):
 
     search._visit = spy
     search.two_steps = lambda vals: True  # the generic steps alone, so that every such state is met
+    search._may_finish = lambda *args: True
     search.run(upper=6)
-    del search.two_steps
+    del search.two_steps, search._may_finish
     finished = [next(iter(search.steps(vals, unread, 1)), None) is not None for vals, unread in states]
     kept = [search.two_steps(vals) for vals, _ in states]
     assert len(states) > 100 and any(finished) or name == "emboss"
     assert all(k for f, k in zip(finished, kept) if f)
     assert kept.count(False) > len(states) / 2
+
+
+@pytest.mark.parametrize("name", ["sobel_x", "sharpen"])
+def test_may_finish_keeps_every_child_two_steps_keeps(name):
+    """`_may_finish` rules out a micro-op's result before its destinations are chosen only when no choice
+    leaves a state `two_steps` keeps: on every state three steps from the end that a search meets, the
+    children are the same with it and without it; and it rules out results (else it would not pay)."""
+    search = ExactBusSearch(optimal.load(name, "all"), node_budget=1500)
+    states = []
+    visit = search._visit
+
+    def spy(vals, unread, r, path):
+        if r == 3:
+            states.append((vals, unread))
+        return visit(vals, unread, r, path)
+
+    search._visit = spy
+    search.run(upper=7)
+    may_finish = search._may_finish
+    ruled_out = []
+
+    def count(*args):
+        ruled_out.append(not may_finish(*args))
+        return ruled_out[-1] is False
+
+    search._may_finish = count
+    children = [list(search.steps(vals, unread, 2)) for vals, unread in states]
+    search._may_finish = lambda *args: True
+    assert children == [list(search.steps(vals, unread, 2)) for vals, unread in states]
+    assert len(states) > 20 and any(children) and ruled_out.count(True) > len(ruled_out) / 2

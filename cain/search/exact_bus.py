@@ -132,6 +132,7 @@ class ExactBusSearch:
         self.id_of: dict[tuple, int] = {}
         self._shift: dict[tuple[int, int, int], int] = {}
         self._fits: dict[tuple[int, int], bool] = {}
+        self._fits_counts: dict[tuple, bool] = {}
         self._tclass: dict[int, tuple] = {}
         self._val: dict[int, int] = {}
         self._far: dict[tuple, int] = {}
@@ -205,6 +206,13 @@ class ExactBusSearch:
         """Whether the atoms `counts` (or their negation), moved by at most `reach` PEs, lie on atoms of one
         kernel with the same signs and at most `factor` times its counts: true of every value that reaches
         that kernel through micro-ops that move it `reach` PEs at most and divide it by `factor` at most."""
+        key = (frozenset(counts.items()), factor, reach)
+        got = self._fits_counts.get(key)
+        if got is None:
+            got = self._fits_counts[key] = self._fits_uncached(counts, factor, reach)
+        return got
+
+    def _fits_uncached(self, counts: dict, factor: int, reach: int) -> bool:
         (x0, y0, z0), c0 = next(iter(counts.items()))
         for kernel in self._kernels:
             for (gx, gy, gz), gc in kernel.items():
@@ -355,6 +363,8 @@ class ExactBusSearch:
                     w = self.intern(tuple(sorted((x, y, z, c) for (x, y, z), c in result.items())))
                     if not left and w not in todo:
                         continue
+                    if left == 2 and self.last_step and not self._may_finish(vals, w, dests, reads_news):
+                        continue
                     yield from self._place(vals, unread, classes_of, kind, chosen, holders, w, left, cands)
             if len(chosen) == 4:
                 continue
@@ -455,7 +465,7 @@ class ExactBusSearch:
         self.nodes += 1
         if not self.nodes % 4096:
             for memo in (
-                self._fits, self._insides, self._last_reads, self._shift, self._sym, self._tclass,
+                self._fits, self._fits_counts, self._insides, self._last_reads, self._shift, self._sym, self._tclass,
                 self._twos, self._readings_memo,
             ):  # fmt: skip
                 if len(memo) > self.memo_limit:
@@ -544,6 +554,23 @@ class ExactBusSearch:
                     return (kind, tuple(dests), chosen)
         return None
 
+    def _may_finish(self, vals: tuple[Value, ...], w: Value, n: int, reads_news: bool) -> bool:
+        """Whether a micro-op writing `w` to `n` destinations may leave a state that `two_steps` keeps,
+        wherever it writes: tested on more than any placement holds (nothing overwritten, `w` in `n`
+        registers, and unless the micro-op reads NEWS, in NEWS or a neighbour's NEWS instead of one), which
+        `two_steps` can only keep more readily. Not tested (True) when an output is done or `w` is one."""
+        R = self.R
+        if any(vals[s] == g or w == g for s, g in self.outputs):
+            return True
+        done = tuple(False for _ in self.outputs)
+        regs = tuple(v for v in vals[:R] if v)
+        if self.two_steps_of(regs + (w,) * n, vals[R], done):
+            return True
+        if reads_news:
+            return False
+        regs += (w,) * (n - 1)
+        return any(self.two_steps_of(regs, self.shifted(w, -dx, -dy), done) for dx, dy in READ_SHIFT.values())
+
     def two_steps(self, vals: tuple[Value, ...]) -> bool:
         """Whether two micro-ops may still finish every output from `vals`, in a relaxation of the model:
         False proves that none can (memoised). The last micro-op's sources add up to `-n` times the goal
@@ -552,22 +579,26 @@ class ExactBusSearch:
         others are read from what `vals` holds; and `w` is the negated sum, divided, of what `vals` holds.
         Left out, so that the test only errs towards True: which registers the first micro-op overwrites,
         and which values must be read."""
-        held = tuple(sorted(v for v in vals[: self.R] if v))
-        key = (held, vals[self.R], tuple(vals[s] == g for s, g in self.outputs))
+        return self.two_steps_of(
+            tuple(v for v in vals[: self.R] if v), vals[self.R], tuple(vals[s] == g for s, g in self.outputs)
+        )
+
+    def two_steps_of(self, regs: tuple[Value, ...], news: Value, done: tuple[bool, ...]) -> bool:
+        """`two_steps` of the values `regs` held in registers, `news` in NEWS and the outputs `done`."""
+        key = (tuple(sorted(regs)), news, done)
         got = self._twos.get(key)
         if got is None:
-            got = self._twos[key] = self._two_steps(vals)
+            got = self._twos[key] = self._two_steps(regs, news, done)
         return got
 
-    def _two_steps(self, vals: tuple[Value, ...]) -> bool:
-        todo = {g for s, g in self.outputs if vals[s] != g}
+    def _two_steps(self, regs: tuple[Value, ...], news: Value, done: tuple[bool, ...]) -> bool:
+        todo = {g for (_, g), d in zip(self.outputs, done) if not d}
         if len(todo) != 1:
             return True  # two goals, one per micro-op: not tested
         (goal,) = todo
         if not self.goal_of[goal]:
             return True
-        items = [v for v in vals[: self.R] if v and self.goal_of[v]]
-        news = vals[self.R]
+        items = [v for v in regs if self.goal_of[v]]
         if news and self.goal_of[news]:
             items += [self.shifted(news, dx, dy) for dx, dy in READ_SHIFT.values()]
         index: dict[tuple, list[int]] = {}
