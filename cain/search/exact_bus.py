@@ -593,18 +593,16 @@ class ExactBusSearch:
 
     def _two_steps(self, regs: tuple[Value, ...], news: Value, done: tuple[bool, ...]) -> bool:
         todo = {g for (_, g), d in zip(self.outputs, done) if not d}
-        if len(todo) != 1:
-            return True  # two goals, one per micro-op: not tested
-        (goal,) = todo
-        if not self.goal_of[goal]:
+        if len(todo) > 2 or not all(self.goal_of[g] for g in todo):
             return True
         items = [v for v in regs if self.goal_of[v]]
         if news and self.goal_of[news]:
             items += [self.shifted(news, dx, dy) for dx, dy in READ_SHIFT.values()]
-        index: dict[tuple, list[int]] = {}
-        for i, v in enumerate(items):
-            for x, y, z, c in self.goal_of[v]:
-                index.setdefault(((x, y, z), c > 0), []).append(i)
+        index = self._index(items)
+        if len(todo) == 2:  # one goal per micro-op
+            first, second = todo
+            return self._in_turn(items, index, first, second) or self._in_turn(items, index, second, first)
+        (goal,) = todo
         held = index.keys()
         if self._makes(items, {(x, y, z): c for x, y, z, c in self.goal_of[goal]}, index):
             return True  # the first micro-op writes the goal (into an output), the last one another copy
@@ -619,6 +617,23 @@ class ExactBusSearch:
                         if self._makes(items, w, index):
                             return True
         return False
+
+    def _index(self, items: list) -> dict[tuple, list[int]]:
+        """The items holding each atom, by sign (for `_cover`)."""
+        index: dict[tuple, list[int]] = {}
+        for i, v in enumerate(items):
+            for x, y, z, c in self.goal_of[v]:
+                index.setdefault(((x, y, z), c > 0), []).append(i)
+        return index
+
+    def _in_turn(self, items: list, index: dict, first: Value, second: Value) -> bool:
+        """Whether one micro-op writes `first` from `items`, and the next one `second` from `items` and
+        copies of `first`: in place (in up to three registers) and at every offset NEWS can carry it by
+        (more copies than a micro-op writes, so that the test only errs towards True)."""
+        if not self._makes(items, {(x, y, z): c for x, y, z, c in self.goal_of[first]}, index):
+            return False
+        more = items + [first] * 3 + [self.shifted(first, dx, dy) for dx, dy in NEAR]
+        return self._makes(more, {(x, y, z): c for x, y, z, c in self.goal_of[second]}, self._index(more))
 
     def _rests(self, items: list, start: int, target: dict, limit: int, used: int):
         """(what is left of `target`, how many of `items` taken) for every choice of at most `limit` of
