@@ -41,7 +41,9 @@ model. The reductions that keep the search exact:
 - with two steps left, a child is made only if a relaxation of the last two micro-ops allows it
   (`two_steps`): the last one's sources cover `-n` times the kernel with what the child holds and one or
   more copies of one new value `w` (found by dividing what is left by the offsets it is read at), and
-  one micro-op writes `w` from what the child holds.
+  one micro-op writes `w` from what the child holds; with two outputs left, one micro-op writes each, the
+  second also from copies of the first. Three steps from the end, a result is tested once for every
+  choice of its destinations (`_may_finish`).
 """
 
 from __future__ import annotations
