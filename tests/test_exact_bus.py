@@ -195,6 +195,22 @@ def test_benchmark_table(tmp_path, capsys):
     assert [cell.strip() for cell in row.split("|")[2:6]] == ["4", "4", "yes", "0"]
 
 
+def states_met(search: ExactBusSearch, left: int, upper: int) -> list[tuple]:
+    """(values, unread flags) of every state `left` micro-ops from the end that `search.run(upper=upper)`
+    visits."""
+    states = []
+    visit = search._visit
+
+    def spy(vals, unread, r, path):
+        if r == left:
+            states.append((vals, unread))
+        return visit(vals, unread, r, path)
+
+    search._visit = spy
+    search.run(upper=upper)
+    return states
+
+
 @pytest.mark.parametrize("name", ["sobel_x", "sharpen", "emboss", *PAIRS])
 def test_two_steps_never_prunes_a_state_two_micro_ops_finish(name):
     """`two_steps` is a relaxation: on every state two steps from the end that a search meets, when the
@@ -203,18 +219,9 @@ def test_two_steps_never_prunes_a_state_two_micro_ops_finish(name):
     time)."""
     filt = pair(name) if name in PAIRS else optimal.load(name, "all")
     search = ExactBusSearch(filt, node_budget=1500)
-    states = []
-    visit = search._visit
-
-    def spy(vals, unread, r, path):
-        if r == 2:
-            states.append((vals, unread))
-        return visit(vals, unread, r, path)
-
-    search._visit = spy
     search.two_steps = lambda vals: True  # the generic steps alone, so that every such state is met
     search._may_finish = lambda *args: True
-    search.run(upper=6)
+    states = states_met(search, 2, upper=6)
     del search.two_steps, search._may_finish
     finished = [next(iter(search.steps(vals, unread, 1)), None) is not None for vals, unread in states]
     kept = [search.two_steps(vals) for vals, _ in states]
@@ -229,16 +236,7 @@ def test_may_finish_keeps_every_child_two_steps_keeps(name):
     leaves a state `two_steps` keeps: on every state three steps from the end that a search meets, the
     children are the same with it and without it; and it rules out results (else it would not pay)."""
     search = ExactBusSearch(optimal.load(name, "all"), node_budget=1500)
-    states = []
-    visit = search._visit
-
-    def spy(vals, unread, r, path):
-        if r == 3:
-            states.append((vals, unread))
-        return visit(vals, unread, r, path)
-
-    search._visit = spy
-    search.run(upper=7)
+    states = states_met(search, 3, upper=7)
     may_finish = search._may_finish
     ruled_out = []
 
