@@ -34,19 +34,25 @@ def tiny(matrix, registers=REGISTERS) -> Filter:
 
 
 PAIRS = {
-    "roberts": [[[1, 0], [0, -1]], [[0, 1], [-1, 0]]],
-    "sum and difference": [[[1, 1]], [[1, -1]]],
-    "centre and sides": [[[0, 1, 0]], [[1, 0, 1]]],
-    "two slopes": [[[1, 2]], [[2, 1]]],
-    "half and a neighbour's": [[[-1]], [[1, 1]]],  # depth 1: bus2(B, NEWS, A); bus(C, XE, B), or XW
+    "roberts": ([[[1, 0], [0, -1]], [[0, 1], [-1, 0]]], 0),
+    "sum and difference": ([[[1, 1]], [[1, -1]]], 0),
+    "centre and sides": ([[[0, 1, 0]], [[1, 0, 1]]], 0),
+    "two slopes": ([[[1, 2]], [[2, 1]]], 0),
+    "half and a neighbour's": ([[[-1]], [[1, 1]]], 1),  # bus2(B, NEWS, A); bus(C, XE, B), or XW
 }
-"""Tiny filters of two outputs, each with its own goal (the last at depth 1: halves)."""
+"""Tiny filters of two outputs, each with its own goal: (matrices, depth)."""
+
+
+def outputs_filter(name: str, matrices, depth: int = 0) -> Filter:
+    """A filter of one or two outputs (B, then C) on input A, with registers A to D."""
+    goals = [Goal.from_matrices([m]) for m in matrices]
+    return Filter.of_goals(
+        name, goals, depth, outputs=("B", "C")[: len(goals)], registers=("A", "B", "C", "D")
+    )
 
 
 def pair(name: str) -> Filter:
-    goals = [Goal.from_matrices([m]) for m in PAIRS[name]]
-    depth = 1 if name.startswith("half") else 0
-    return Filter.of_goals(name, goals, depth, outputs=("B", "C"), registers=("A", "B", "C", "D"))
+    return outputs_filter(name, *PAIRS[name])
 
 
 def one_op_programs(registers):
@@ -168,18 +174,13 @@ def test_zero_outputs():
 
 
 @pytest.mark.parametrize(
-    "outputs",
-    [
-        *list(PAIRS.values())[:-1],
-        [[[1, 0, -1]]],
-        [[[1], [1], [1]]],
-    ],
+    "filt",
+    [*map(pair, PAIRS), outputs_filter("row", [[[1, 0, -1]]]), outputs_filter("column", [[[1], [1], [1]]])],
+    ids=lambda f: f.name,
 )
-def test_last_step_pruning_keeps_the_optimum(outputs):
+def test_last_step_pruning_keeps_the_optimum(filt):
     """The last micro-op found by covering the kernel, and the values it could not read pruned one step
     earlier, prove the same optimum as the generic steps all the way (one and two outputs)."""
-    goals = [Goal.from_matrices([m]) for m in outputs]
-    filt = Filter.of_goals("tiny", goals, 0, outputs=("B", "C")[: len(goals)], registers=("A", "B", "C", "D"))
     fast = ExactBusSearch(filt, node_budget=NODES).run()
     slow = ExactBusSearch(filt, node_budget=NODES, last_step=False).run()
     assert fast.optimal and slow.optimal and fast.bound == slow.bound
