@@ -149,10 +149,7 @@ class ExactBusSearch:
         for goal, (_, reg) in zip(filt.initial_goals(), filt.inputs, strict=True):
             start[index[reg]] = self.intern(_goal_atoms(goal))
         self.start = tuple(start)
-        self._kernels = []
-        for _, g in self.outputs:
-            atoms = {(x, y, z): c for x, y, z, c in self.goal_of[g]}
-            self._kernels.append(atoms)
+        self._kernels = [self.counts(g) for _, g in self.outputs]
         self.symmetries = [
             s for s in SYMMETRIES
             if all(self._image(s, g) == g for _, g in self.outputs) and all(self._image(s, v) == v for v in start if v)
@@ -195,6 +192,10 @@ class ExactBusSearch:
             _key_of_atoms((a * x + b * y, c * x + d * y, z, n) for x, y, z, n in self.goal_of[v])
         )
 
+    def counts(self, v: Value) -> dict:
+        """The atoms of `v` as counts by position."""
+        return {(x, y, z): c for x, y, z, c in self.goal_of[v]}
+
     def tclass(self, v: Value) -> tuple:
         """`v` up to translation: reading any translate of a value reads what one micro-op wrote."""
         got = self._tclass.get(v)
@@ -236,8 +237,7 @@ class ExactBusSearch:
         key = (v, factor, reach)
         got = self._fits.get(key)
         if got is None:
-            atoms = self.goal_of[v]
-            got = bool(atoms) and self.fits({(x, y, z): c for x, y, z, c in atoms}, factor, reach)
+            got = bool(self.goal_of[v]) and self.fits(self.counts(v), factor, reach)
             self._fits[key] = got
         return got
 
@@ -606,7 +606,7 @@ class ExactBusSearch:
             return self._in_turn(items, index, first, second) or self._in_turn(items, index, second, first)
         (goal,) = todo
         held = index.keys()
-        if self._makes(items, {(x, y, z): c for x, y, z, c in self.goal_of[goal]}, index):
+        if self._makes(items, self.counts(goal), index):
             return True  # the first micro-op writes the goal (into an output), the last one another copy
         tried: set[tuple] = set()
         for n, most in BUS_KINDS.values():
@@ -632,10 +632,10 @@ class ExactBusSearch:
         """Whether one micro-op writes `first` from `items`, and the next one `second` from `items` and
         copies of `first`: in place (in up to three registers) and at every offset NEWS can carry it by
         (more copies than a micro-op writes, so that the test only errs towards True)."""
-        if not self._makes(items, {(x, y, z): c for x, y, z, c in self.goal_of[first]}, index):
+        if not self._makes(items, self.counts(first), index):
             return False
         more = items + [first] * 3 + [self.shifted(first, dx, dy) for dx, dy in NEAR]
-        return self._makes(more, {(x, y, z): c for x, y, z, c in self.goal_of[second]}, self._index(more))
+        return self._makes(more, self.counts(second), self._index(more))
 
     def _rests(self, items: list, start: int, target: dict, limit: int, used: int):
         """(what is left of `target`, how many of `items` taken) for every choice of at most `limit` of
