@@ -176,6 +176,7 @@ class Space:
         self._relations: dict[tuple[int, int], list[tuple[int, int]]] = {}
         self._contains: dict[int, bool] = {}
         self._split_forms: dict[tuple[int, int], list] = {}
+        self._unary_forms: dict[int, list] = {}
         self._costs: dict[tuple[int, ...], float] = {}
         """`cost` by goal-bag: a third of the children a traversal scores were scored before."""
         self.inputs = [self.intern(g) for g in inputs]
@@ -194,6 +195,9 @@ class Space:
             elif m.scale == 1 and len(m.terms) == 3:
                 ternary.append(form_of(m))
         self.unary, self.binary, self.ternary = unary, binary, ternary
+        self.fresh_pair = min((f.need + (0 if f.share else 1) for f in binary), default=registers)
+        """Registers a binary form needs beyond its two lowers when neither is a goal of the bag: a bag
+        with fewer free registers takes a split's lowers only where one of them is in it already."""
         self._offset_dirs = {f.macro: {o: d for d, o in f.offsets} for f in binary}
         self.res = next((m.name for m in zeros if len(m.results) == 1), None)
         self.copy = next((f for f in unary if f.signs == (1,) and not f.shifted[0]), None)
@@ -207,7 +211,8 @@ class Space:
 
     def forget(self) -> None:
         """Empty the memoised pair generation (to free memory; it is rebuilt as needed)."""
-        for table in (self._splits, self._triples, self._relations, self._contains, self._split_forms, self._costs):
+        memos = (self._splits, self._triples, self._relations, self._contains, self._split_forms, self._unary_forms)
+        for table in (*memos, self._costs):
             table.clear()
 
     # -- goals ----------------------------------------------------------------------------------
@@ -545,6 +550,7 @@ class Space:
                 src = -1  # u is a copy of src when src is at least as big (and has two positions or more)
             base = -contrib(u, set())
             n_rest = len(rest)
+            fresh_pairs_fit = n_rest + 2 + self.fresh_pair <= R
             tiered = len(goal_of[u]) >= TIERED_POSITIONS
 
             def emit(
@@ -613,18 +619,12 @@ class Space:
                             break
                 raw.append((tier, q, len(raw), form, dirs, u, lowers, rest))
 
-            ug = goal_of[u]
             if u == self.zero:
                 if self.res:
                     raw.append((OTHER, base, len(raw), None, (), u, (), rest))
                 continue
-            if self.negate:
-                emit(self.negate, (), (self.intern(atoms.neg(ug)),))
-            for f in self.moves:
-                for dirs, (dx, dy) in f.offsets:
-                    emit(f, dirs, (self.intern(atoms.shift(ug, -dx, -dy)),))
-            if self.division:
-                emit(self.division, (), (self.intern(atoms.scale(ug, 2)),))
+            for f, dirs, lowers in self.unary_forms(u):
+                emit(f, dirs, lowers)
             seen = set()
             splits = list(self.splits(u))
             for g in bag:
@@ -635,9 +635,10 @@ class Space:
                 if split in seen:
                     continue
                 seen.add(split)
-                main, others, moved_pats, kept = self.split_forms(split)
-                for f, dirs, lowers in main:
-                    emit(f, dirs, lowers)
+                main, others, moved_pats, kept, lows = self.split_forms(split)
+                if fresh_pairs_fit or not lows.isdisjoint(rest_set):  # else `emit` would refuse them all
+                    for f, dirs, lowers in main:
+                        emit(f, dirs, lowers)
                 if not moved_pats.isdisjoint(by_tpat) or not kept.isdisjoint(bag_set):
                     for f, dirs, lowers in self.other_forms(others, bag_set, by_tpat):
                         emit(f, dirs, lowers)
@@ -674,13 +675,33 @@ class Space:
         out.sort(key=lambda e: (e[0], e[1]))
         return [(h, p, c) for _, h, p, c in (out[:keep] if keep else out)]
 
+    def unary_forms(self, u: int) -> list[tuple[Form, tuple[str, ...], tuple[int]]]:
+        """The one-operand pairs of goal `u` (memoised): its negation, every move's, and its division's
+        (twice `u`)."""
+        r = self._unary_forms.get(u)
+        if r is not None:
+            return r
+        if len(self._unary_forms) > 100_000:
+            self._unary_forms.clear()
+        ug = self.goal_of[u]
+        r = []
+        if self.negate:
+            r.append((self.negate, (), (self.intern(atoms.neg(ug)),)))
+        for f in self.moves:
+            for dirs, (dx, dy) in f.offsets:
+                r.append((f, dirs, (self.intern(atoms.shift(ug, -dx, -dy)),)))
+        if self.division:
+            r.append((self.division, (), (self.intern(atoms.scale(ug, 2)),)))
+        self._unary_forms[u] = r
+        return r
+
     def split_forms(self, split: tuple[int, int]):
         """The lowers of the split `u = a + b` under every binary form (memoised): each part takes a
         term's sign and is moved back by the form's offset when the term is shifted. Per form and
         operand order: the lowers at the offset bringing the parts nearest the origin (`main`), and the
         signed parts (`others`), from which `other_forms` makes the other offsets' lowers on demand; and the
         translation patterns of the parts `others` move and the parts they keep in place, so a bag where
-        `other_forms` can find nothing is passed over with two set tests."""
+        `other_forms` can find nothing is passed over with two set tests; and every lower of `main`."""
         r = self._split_forms.get(split)
         if r is not None:
             return r
@@ -721,7 +742,8 @@ class Space:
                 others.append((f, tuple(self.intern(p) for p in signed), off))
         moved_pats = frozenset(self.tpat[p] for f, parts, _ in others for p, sh in zip(parts, f.shifted) if sh)
         kept = frozenset(p for f, parts, _ in others for p, sh in zip(parts, f.shifted) if not sh)
-        r = (main, others, moved_pats, kept)
+        lows = frozenset(lo for _, _, lowers in main for lo in lowers)
+        r = (main, others, moved_pats, kept, lows)
         self._split_forms[split] = r
         return r
 
