@@ -166,6 +166,9 @@ class Space:
         """Per goal id: the position of its first atom (a moved copy's anchor moves with it)."""
         self.val: list[int] = []
         self.minabs: list[int] = []
+        self.sig: list[int] = []
+        """Per goal id: a 64-bit set of its atoms' positions and signs (hashed), so that a goal holding an
+        atom another lacks is known not to be inside it without looking at either."""
         self._pattern_ids: dict[Atoms, int] = {}
         self.tpat: list[int] = []
         """Per goal id: its pattern up to translation alone (single positions included)."""
@@ -230,14 +233,17 @@ class Space:
         dist = 0
         minabs = 1 << 60
         g = 0
+        sig = 0
         for x, y, z, c in goal:
             a = c if c > 0 else -c
+            sig |= 1 << ((x * 11 + y * 37 + z * 5 + (c > 0) * 23) & 63)
             tot += a
             dist += a * ((x if x > 0 else -x) + (y if y > 0 else -y) + z + (1 if c < 0 else 0))
             minabs = min(minabs, a)
             g |= a
         self.tot.append(tot)
         self.dist.append(dist)
+        self.sig.append(sig)
         k = (g & -g).bit_length() - 1 if g else 0  # the power of two dividing every count
         self.val.append(k if g else 1 << 20)
         p = atoms.pattern(goal)
@@ -267,7 +273,11 @@ class Space:
         if r is None:
             if len(self._contains) > 1_000_000:
                 self._contains.clear()
-            r = self.tot[small] < self.tot[big] and atoms.contains(self.goal_of[big], self.goal_of[small])
+            r = (
+                self.tot[small] < self.tot[big]
+                and not self.sig[small] & ~self.sig[big]
+                and atoms.contains(self.goal_of[big], self.goal_of[small])
+            )
             self._contains[key] = r
         return r
 
@@ -283,7 +293,7 @@ class Space:
             return h
         if len(self._costs) > 200_000:
             self._costs.clear()
-        tot, dist, pat = self.tot, self.dist, self.pat
+        tot, dist, pat, sig = self.tot, self.dist, self.pat, self.sig
         known = self._contains  # `contains`' memo, read here without the call
         h = 0.0
         seen = set()
@@ -293,8 +303,9 @@ class Space:
             t = tot[g]
             d = dist[g]
             if d:
+                s = sig[g]
                 for other in bag:
-                    if tot[other] > t:
+                    if tot[other] > t and not s & ~sig[other]:
                         inside = known.get(other << 32 | g)
                         if inside is None:
                             inside = self.contains(other, g)
