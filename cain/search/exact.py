@@ -119,7 +119,6 @@ class ExactSearch:
         self.input_goals = [space.goal_of[i] for i in space.inputs]
         self.nodes = 0
         self.failed: dict[tuple[int, ...], int] = {}
-        self._unaries: dict[int, list] = {}
         self._binaries: dict[int, list] = {}
         self._sym: list[dict[int, int]] = [{} for _ in SYMMETRIES]
         self._bounds: dict[tuple[int, ...], int] = {}
@@ -303,23 +302,6 @@ class ExactSearch:
         return min(tuple(sorted([self._image(s, g) for g in bag])) for s in range(len(SYMMETRIES)))
 
     # -- the move set ---------------------------------------------------------------------------
-    def _unary(self, u: int) -> list[tuple[Form, tuple[str, ...], tuple[int, ...]]]:
-        """Negation, every move and the division computing goal `u` (memoised)."""
-        got = self._unaries.get(u)
-        if got is None:
-            space = self.space
-            goal = space.goal_of[u]
-            got = []
-            if space.negate:
-                got.append((space.negate, (), (space.intern(atoms.neg(goal)),)))
-            for f in space.moves:
-                for dirs, (dx, dy) in f.offsets:
-                    got.append((f, dirs, (space.intern(atoms.shift(goal, -dx, -dy)),)))
-            if space.division:
-                got.append((space.division, (), (space.intern(atoms.scale(goal, 2)),)))
-            self._unaries[u] = got
-        return got
-
     def _lowers(self, f: Form, dirs, offset, parts) -> tuple[int, ...]:
         """The operands of form `f` at `offset` whose terms are `parts` (in operand order)."""
         space = self.space
@@ -586,7 +568,7 @@ class ExactSearch:
                 continue
             near_binary = new >= 2 and out < 2
             near_ternary = bool(space.ternary) and new >= 3 and out < 3
-            steps = [self._unary(u)]
+            steps = [space.unary_forms(u)]
             if new < 2:
                 steps.append(self._binary_from(u, known, both=new == 0))
             elif not near_binary:
@@ -669,7 +651,7 @@ class ExactSearch:
 
     def _forget(self) -> None:
         """Empty the memos (kept refutations, bounds, steps): once, the first time memory runs short."""
-        memos = (self.failed, self._bounds, self._binaries, self._unaries, self._parts, self._near,
+        memos = (self.failed, self._bounds, self._binaries, self._parts, self._near,
                  self._combined, self._forward_unaries, *self._sym)  # fmt: skip
         for memo in memos:
             memo.clear()
