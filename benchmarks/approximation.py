@@ -97,7 +97,7 @@ def _shape(filt: Filter) -> tuple[int, int]:
 
 
 def main(argv: Sequence[str] | None = None) -> int:
-    parser = make_parser("approximation", __doc__.splitlines()[0], samples=24, budget="1500", workers=1)
+    parser = make_parser("approximation", __doc__, samples=24, budget="1500", workers=1)
     args = parser.parse_args(argv)
     rng = random.Random(args.seed)
     machine = machine_info()

@@ -19,7 +19,7 @@ from benchmarks.common import machine_info, make_parser, markdown_table, random_
 
 
 def main(argv: Sequence[str] | None = None) -> int:
-    parser = make_parser("batch", __doc__.splitlines()[0], samples=8, budget="2000", workers=1)
+    parser = make_parser("batch", __doc__, samples=8, budget="2000", workers=1)
     parser.add_argument("--kernels", type=int, default=2, help="kernels per random filter (default 2)")
     args = parser.parse_args(argv)
     if args.budget.nodes is None:

@@ -76,7 +76,7 @@ def measure(text: str, size: int, cfg: SearchConfig) -> dict:
 
 
 def main(argv: list[str] | None = None) -> int:
-    parser = make_parser("budgets", __doc__.splitlines()[0], samples=2, budget="5s", workers=1)
+    parser = make_parser("budgets", __doc__, samples=2, budget="5s", workers=1)
     parser.add_argument(
         "--sizes",
         type=int,

@@ -57,7 +57,7 @@ def noise_error(ops: Sequence[MicroOp], filter: Filter, noise: Noise, images: in
 
 
 def main(argv: Sequence[str] | None = None) -> int:
-    parser = make_parser("bus", __doc__.split("\n\n")[0], samples=1, budget="10s", workers=1)
+    parser = make_parser("bus", __doc__, samples=1, budget="10s", workers=1)
     parser.add_argument(
         "--filters",
         nargs="+",

@@ -83,9 +83,10 @@ def positive_int(text: str) -> int:
     return value
 
 
-def make_parser(name: str, description: str, *, samples: int, budget: str, workers: int) -> argparse.ArgumentParser:
-    """The options every experiment takes; the defaults are the quick settings of `name`."""
-    parser = argparse.ArgumentParser(prog=f"python -m benchmarks.{name}", description=description)
+def make_parser(name: str, doc: str, *, samples: int, budget: str, workers: int) -> argparse.ArgumentParser:
+    """The options every experiment takes; the defaults are the quick settings of `name`, the description
+    the first paragraph of its module docstring `doc`."""
+    parser = argparse.ArgumentParser(prog=f"python -m benchmarks.{name}", description=doc.split("\n\n")[0])
     parser.add_argument("--samples", type=positive_int, default=samples,
                         help=f"random filters per data point (default {samples})")
     parser.add_argument("--budget", type=parse_budget, default=parse_budget(budget),

@@ -176,7 +176,7 @@ def save_case(directory: Path, name: str, text: str, outcome: Outcome, budget: i
 
 
 def main_fuzz(argv: list[str] | None = None) -> int:
-    parser = make_parser("fuzz", __doc__.splitlines()[0], samples=1000, budget="1000", workers=1)
+    parser = make_parser("fuzz", __doc__, samples=1000, budget="1000", workers=1)
     parser.add_argument(
         "--cases",
         type=Path,

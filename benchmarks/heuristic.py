@@ -76,7 +76,7 @@ def draw_curves(curves: dict[str, list[tuple[int, float | None, int]]], samples:
 
 
 def main(argv: Sequence[str] | None = None) -> int:
-    parser = make_parser("heuristic", __doc__.split("\n\n")[0], samples=20, budget="2000", workers=1)
+    parser = make_parser("heuristic", __doc__, samples=20, budget="2000", workers=1)
     parser.add_argument("--heuristics", nargs="+", choices=HEURISTICS, default=list(HEURISTICS),
                         help="child orders to compare (default both)")
     args = parser.parse_args(argv)

@@ -51,7 +51,7 @@ def load(name: str, instruction_set: str) -> Filter:
 
 
 def main(argv: Sequence[str] | None = None) -> int:
-    parser = common.make_parser("optimal", __doc__.split("\n\n")[0], samples=1, budget="600s", workers=1)
+    parser = common.make_parser("optimal", __doc__, samples=1, budget="600s", workers=1)
     parser.add_argument(
         "--filters", nargs="+", choices=list(FILTERS), default=list(FILTERS), help="rows to run (default all)"
     )

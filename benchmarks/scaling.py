@@ -54,7 +54,7 @@ def draw_scatter(lengths: dict[int, list[int]], samples: int, budget: str):
 
 
 def main(argv: Sequence[str] | None = None) -> int:
-    parser = make_parser("scaling", __doc__.split("\n\n")[0], samples=4, budget="15s", workers=1)
+    parser = make_parser("scaling", __doc__, samples=4, budget="15s", workers=1)
     parser.add_argument("--max-kernels", type=positive_int, default=4, help="largest kernel count (default 4)")
     args = parser.parse_args(argv)
     if args.max_kernels > len(DEFAULT_REGISTERS):

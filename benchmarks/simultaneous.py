@@ -84,7 +84,7 @@ def draw_comparison(points: list[dict], samples: int, registers: int, budget: st
 
 
 def main(argv: Sequence[str] | None = None) -> int:
-    parser = make_parser("simultaneous", __doc__.split("\n\n")[0], samples=2, budget="5s", workers=1)
+    parser = make_parser("simultaneous", __doc__, samples=2, budget="5s", workers=1)
     parser.add_argument("--max-kernels", type=positive_int, default=5, help="largest kernel count (default 5)")
     parser.add_argument("--registers", type=positive_int, default=18, help="register file size (default 18)")
     args = parser.parse_args(argv)

@@ -653,7 +653,7 @@ def draw_halves(rows: list[dict], versions: Sequence[str]):
 
 
 def main(argv: Sequence[str] | None = None) -> int:
-    parser = make_parser("suite", __doc__.split("\n\n")[0], samples=1, budget="5s", workers=2)
+    parser = make_parser("suite", __doc__, samples=1, budget="5s", workers=2)
     parser.add_argument(
         "--half", choices=(*HALVES, "both"), default="both", help="which half to run (default both)"
     )

@@ -109,7 +109,7 @@ def draw_bars(records: list[dict]):
 
 
 def main(argv: Sequence[str] | None = None) -> int:
-    parser = make_parser("table1", __doc__.split("\n\n")[0], samples=1, budget="60s", workers=2)
+    parser = make_parser("table1", __doc__, samples=1, budget="60s", workers=2)
     parser.add_argument("--filters", nargs="+", choices=[r.name for r in TABLE1], default=[r.name for r in TABLE1],
                         help="rows to run (default all)")
     parser.add_argument("--sets", nargs="+", choices=SETS, default=list(SETS), help="instruction sets (default both)")
