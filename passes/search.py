@@ -104,15 +104,23 @@ class SearchPass(ModulePass):
             cfg = self.config(filt.instruction_set)
             result = search(filt, cfg)
             if result.plan is None and result.registers_needed is not None:
-                why = (
-                    "each register ends holding an output, so the last output made must come from the "
-                    "others alone, which none can (proven for every program whose instructions never cancel "
-                    "atoms, the search's model)"
-                    if result.stopped == "impossible"
-                    else "the search found none"
-                )
+                registers, inputs, outputs = len(register_names(filt, cfg)), len(filt.inputs), len(filt.kernels)
+                why = "the search found none"
+                if result.stopped == "impossible":
+                    why = (
+                        "each register ends holding an output, so the last output made must come from the "
+                        "others alone, which none can (proven for every program whose instructions never "
+                        "cancel atoms, the search's model)"
+                    )
+                elif inputs + outputs > registers:
+                    why += (
+                        f" ({inputs} inputs and {outputs} outputs: once {registers - inputs} outputs are made "
+                        "every register is taken while the inputs are still read, so the last output would "
+                        "have to be formed over an input, which neither the search nor the constructive "
+                        "program does)"
+                    )
                 raise CainError(
-                    f"search: no program for filter '{filt.name}' fits its {len(register_names(filt, cfg))} "
+                    f"search: no program for filter '{filt.name}' fits its {registers} "
                     f"registers: {why}, and the constructive program needs "
                     f"{result.registers_needed}; allow {result.registers_needed} registers "
                     f"(search{{registers={result.registers_needed}}} or `option registers`)"

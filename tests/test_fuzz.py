@@ -38,7 +38,7 @@ from cain.backend.convert import program_from_kernel
 from cain.backend.emit_c import c_identifier
 from cain.backend.sim import correlate, random_images, reach
 from cain.backend.verify import verify_kernel
-from cain.frontend.kernel import lower_source
+from cain.frontend.kernel import lower_source, parse_filter
 from cain.search.fallback import candidates
 
 FAST = settings(
@@ -189,6 +189,9 @@ def test_fuzz_regressions(path, tmp_path):
     assert outcome.outcome in allowed, outcome.message
     if outcome.outcome == "no program":
         assert re.search(r"the constructive program needs \d+", outcome.message), outcome.message
+        filt = parse_filter(path.read_text(), path.name)
+        if len(filt.inputs) + len(filt.kernels) > len(filt.registers):
+            assert "the last output would have to be formed over an input" in outcome.message
     if outcome.outcome == "error":
         located = re.search(r"case\.cain:\d+:\d+: error", outcome.message)
         store = re.search(r"is \d+ ICWs long, but the SCAMP-5 kernel store holds 1024: split", outcome.message)
