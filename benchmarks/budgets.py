@@ -1,8 +1,9 @@
 """Do budgets hold? Random kernels from 3x3 to 31x31 (weights `k / 2^d`, `d` from 1 to 4 for
-the first sample of each size and from 5 to 10 for the second) searched under a
-time budget: the search's own time against the one asked for, the time after it (building, allocating and
-verifying the constructive program) apart, when the progress line first appeared, and for filters too
-large to search, the refusal. A last row searches under a memory limit just above what the process holds.
+the first sample of each size and from 5 to 10 for the second), and random layers of four two-channel
+5x5 kernels (depth at most 6, six registers), searched under a time budget: the search's own time
+against the one asked for, the time after it (building, allocating and verifying the constructive
+program) apart, when the progress line first appeared, and for filters too large to search, the
+refusal. A last row searches under a memory limit just above what the process holds.
 
     python -m benchmarks.budgets --samples 2 --budget 5s
 """
@@ -24,6 +25,8 @@ from cain.search.worker import resident_memory
 
 SIZES = (3, 5, 9, 15, 21, 31)
 MAX_DEPTH = 10
+LAYER_DEPTH = 6
+"""The deepest layer: deeper, four two-channel 5x5 kernels have more atoms than the search takes."""
 
 
 def kernel_text(rng: random.Random, size: int, depth: int) -> str:
@@ -34,6 +37,23 @@ def kernel_text(rng: random.Random, size: int, depth: int) -> str:
         for _ in range(size)
     ]
     return f"filter k{size}\ninput A\noutput o -> B = 1/{scale} [" + "; ".join(rows) + "]\n"
+
+
+def layer_text(rng: random.Random, depth: int, kernels: int = 4) -> str:
+    """A random layer: `kernels` two-channel 5x5 kernels of weights `k / 2^depth` (as `kernel_text`)."""
+    scale = 2**depth
+
+    def matrix() -> str:
+        rows = (
+            " ".join("0" if rng.random() < 0.3 else str(rng.randint(-scale, scale)) for _ in range(5))
+            for _ in range(5)
+        )
+        return "[" + "; ".join(rows) + "]"
+
+    outputs = "".join(
+        f"output o{k} -> {'BCEF'[k]} = 1/{scale} {{ c0: {matrix()}, c1: {matrix()} }}\n" for k in range(kernels)
+    )
+    return f"filter layer\ninput c0 -> A, c1 -> D\n{outputs}"
 
 
 class _Clock(io.StringIO):
@@ -50,11 +70,12 @@ class _Clock(io.StringIO):
         return super().write(text)
 
 
-def measure(text: str, size: int, cfg: SearchConfig) -> dict:
-    """Search one kernel file under `cfg`; what happened and how long each part took."""
+def measure(text: str, kernel: str, cfg: SearchConfig) -> dict:
+    """Search one kernel file (`kernel` names it in the table) under `cfg`; what happened and how long each
+    part took."""
     filt = parse_filter(text, "random.cain", {"max_depth": MAX_DEPTH})
     atoms = sum(k.goal.total for k in filt.kernels)
-    row = {"size": size, "depth": filt.depth, "atoms": atoms}
+    row = {"kernel": kernel, "depth": filt.depth, "atoms": atoms}
     started = time.perf_counter()
     clock = _Clock(started)
     try:
@@ -93,19 +114,18 @@ def main(argv: list[str] | None = None) -> int:
     rows = []
     # first, while the process is small: a memory limit 2 MB above what it holds: the search stops on it, cleanly
     limit = resident_memory() + (2 << 20)
-    row = measure(kernel_text(rng, 9, 3), 9, replace(cfg, max_memory=limit))
+    row = measure(kernel_text(rng, 9, 3), "9x9 (memory limit)", replace(cfg, max_memory=limit))
     row.update(budget=args.budget.seconds, max_memory=limit)
     memory_row = row
-    for size in args.sizes:
+    cases = [(f"{size}x{size}", lambda d, size=size: kernel_text(rng, size, d)) for size in args.sizes]
+    cases.append(("4 x 5x5, 2 channels", lambda d: layer_text(rng, min(d, LAYER_DEPTH))))
+    for name, text in cases:
         for n in range(args.samples):
             depth = rng.randint(1, 4) if n % 2 == 0 else rng.randint(5, MAX_DEPTH)
-            row = measure(kernel_text(rng, size, depth), size, cfg)
+            row = measure(text(depth), name, cfg)
             row["budget"] = args.budget.seconds
             rows.append(row)
-            print(
-                f"{size}x{size} depth {depth}: {row['outcome']} in {fmt(row['seconds'], 2)} s",
-                file=sys.stderr,
-            )
+            print(f"{name} depth {depth}: {row['outcome']} in {fmt(row['seconds'], 2)} s", file=sys.stderr)
     rows.append(memory_row)
     table = markdown_table(
         [
@@ -122,7 +142,7 @@ def main(argv: list[str] | None = None) -> int:
         ],
         [
             [
-                f"{r['size']}x{r['size']}" + (" (memory limit)" if "max_memory" in r else ""),
+                r["kernel"],
                 r["depth"],
                 f"{r['atoms']:,}",
                 fmt(r["budget"], 1),

@@ -201,19 +201,20 @@ def _symbolic_registers(
     regs = program.registers
     initial = {r: _garbage(r) for r in {*regs.values(), NEWS}}
 
+    order = {v: n for n, v in enumerate(define)}
+    live = {v for v, when in define.items() if when < 0}  # defined, and read at or after this instruction
+
     def check(i: int, instr: Instr, state) -> None:
-        for v, when in define.items():
-            if (
-                when <= i
-                and (last.get(v, when) > i or v in instr.results)
-                and state.get(regs[v]) != values[v]
-            ):
+        live.update(instr.results)
+        for v in sorted(live, key=order.__getitem__):
+            if (last.get(v, define[v]) > i or v in instr.results) and state.get(regs[v]) != values[v]:
                 roles = instr_registers(instr, MACROS[instr.macro], regs)
                 call = MACROS[instr.macro].sdk_call(roles, instr.directions)
                 raise _Lost(
                     f"after instruction {i} `{describe(instr)}` ({call}), register {regs[v]} should hold %{v} = "
                     f"{show_goal(values[v], channels)} but holds {show_goal(state.get(regs[v], Goal()), channels)}"
                 )
+        live.difference_update([v for v in live if last.get(v, define[v]) <= i])
 
     try:
         state = run_registers(program, input_goals, GOAL_ALGEBRA, initial, on_instr=check)

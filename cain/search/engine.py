@@ -130,6 +130,10 @@ on top of it) whose plan decides whether a filter is small enough for the exact 
 (`SearchConfig.exact_reach`)."""
 
 
+FINISH_SHARE = 0.25
+"""Of a time budget, how long the constructive programs may be built after a search that has a plan."""
+
+
 HEURISTIC_SHARE = 1 / 2
 """Of what the probe leaves of the budget, the heuristic's part when the exact search follows: plans
 within the exact search's reach are found early, and its plan is the exact search's upper bound."""
@@ -319,9 +323,15 @@ class _CpSat:
 
 def _fallback(result: SearchResult, filt: Filter, cfg: SearchConfig, names: tuple[str, ...]) -> None:
     """Make the constructive program `result`'s when the search has none or a longer one; with none at all,
-    note how many registers the constructive one needs. Its time is `finish_seconds`, not the search's."""
+    note how many registers the constructive one needs. Its time is `finish_seconds`, not the search's.
+    Under a time budget, when the search has a plan, only the candidates built within a quarter of the budget
+    are tried (a big filter has thousands); with no plan, every one, to find a program if any fits."""
     begun = time.perf_counter()
-    found = fallback(filt, cfg.instruction_set, names, lambda p: finish(p, filt, names))
+    stop = None
+    if result.program is not None and (cfg.time_budget is not None or cfg.node_budget is None):
+        late = begun + FINISH_SHARE * (cfg.time_budget or DEFAULT_TIME)
+        stop = lambda: time.perf_counter() >= late
+    found = fallback(filt, cfg.instruction_set, names, lambda p: finish(p, filt, names), stop=stop)
     if found is not None:
         program, plan = found
 

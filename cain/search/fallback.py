@@ -484,10 +484,13 @@ registers are seldom free, while trying them everywhere made the candidates abou
 minute and more for some two-channel fuzz filters)."""
 
 
-def candidates(filt: Filter, set_name: str, bases: Bases = ()) -> list[Program]:
+def candidates(
+    filt: Filter, set_name: str, bases: Bases = (), stop: Callable[[], bool] | None = None
+) -> list[Program]:
     """Every constructive program worth trying, shortest first: each kernel order (kernels whose register
     holds an input last), each point to halve the inputs and each number of halvings (`bases`: values
-    already computed that the kernels may start from, as `constructive`)."""
+    already computed that the kernels may start from, as `constructive`). Once `stop()` is true, only
+    those built so far (a big filter's thousands take tens of seconds)."""
     input_regs = {reg for _, reg in filt.inputs}
     kernels = range(len(filt.kernels))
     orders = sorted(
@@ -518,6 +521,9 @@ def candidates(filt: Filter, set_name: str, bases: Bases = ()) -> list[Program]:
                     continue
                 if not floating and not doubling and split == 0 and halvings == filt.depth:
                     continue  # one walk a kernel: where it ends does not matter
+                if stop is not None and stop():
+                    out.sort(key=lambda p: p.macros)
+                    return out
                 program = constructive(
                     filt, set_name, list(order), split, halvings, floating, doubling, sharing, bases, copies, staircase
                 )
@@ -536,10 +542,19 @@ def fallback(
     registers: tuple[str, ...],
     finish: Callable[[Program], Program | None],
     bases: Bases = (),
+    stop: Callable[[], bool] | None = None,
 ) -> tuple[Program, Program] | None:
     """The shortest constructive program that `finish` register-allocates (on `registers`) and verifies,
-    and its SSA form; None when none fits the registers. `bases` as for `constructive`."""
-    for program in candidates(filt, set_name, bases):
+    and its SSA form; None when none fits the registers. `bases` and `stop` as for `candidates`."""
+    return shortest_fitting(candidates(filt, set_name, bases, stop), registers, finish)
+
+
+def shortest_fitting(
+    programs: list[Program], registers: tuple[str, ...], finish: Callable[[Program], Program | None]
+) -> tuple[Program, Program] | None:
+    """The first of `programs` (shortest first) that fits `registers` and that `finish` allocates and
+    verifies, with its SSA form; None when none does."""
+    for program in programs:
         if registers_needed(program) > len(registers):
             continue
         done = finish(program)

@@ -9,8 +9,8 @@ import os
 import resource
 import time
 from collections import deque
+from collections.abc import Callable
 from dataclasses import replace
-from functools import lru_cache
 
 from cain.backend.bus_synth import Options, synthesize
 from cain.backend.regalloc import allocate
@@ -20,7 +20,7 @@ from cain.model.filter import Filter, Kernel
 from cain.model.program import Program
 from cain.search import atoms, structure
 from cain.search.config import DEFAULT_TIME, PORTFOLIO_RESTART, PlanEvent, SearchConfig
-from cain.search.fallback import Bases, fallback
+from cain.search.fallback import Bases, candidates, shortest_fitting
 from cain.search.kernel_by_kernel import kernel_by_kernel
 from cain.search.plan import direct_solution, to_program
 from cain.search.space import Pair, Space
@@ -56,13 +56,26 @@ def finish(program: Program, filt: Filter, names: tuple[str, ...], bases: Bases 
     return program
 
 
-@lru_cache(maxsize=256)
-def construct(sub: Filter, set_name: str, bases: Bases = ()) -> Program | None:
+_CONSTRUCTED: dict[tuple[Filter, str, Bases], Program | None] = {}
+"""`construct`'s answers: kernel-by-kernel compilation asks again each time it runs."""
+
+
+def construct(
+    sub: Filter, set_name: str, bases: Bases = (), stop: Callable[[], bool] | None = None
+) -> Program | None:
     """The constructive plan (SSA) of `sub` that allocates on its registers and those of `bases`, and
-    verifies; None when none fits. Cached: kernel-by-kernel compilation asks again each time it runs."""
-    names = sub.registers + tuple(reg for reg, _ in bases)
-    found = fallback(sub, set_name, names, lambda p: finish(p, sub, names, bases), bases)
-    return found[1] if found is not None else None
+    verifies; None when none fits, or when `stop()` turns true first (nothing is then remembered)."""
+    key = (sub, set_name, bases)
+    if key not in _CONSTRUCTED:
+        programs = candidates(sub, set_name, bases, stop)
+        if stop is not None and stop():
+            return None
+        names = sub.registers + tuple(reg for reg, _ in bases)
+        found = shortest_fitting(programs, names, lambda p: finish(p, sub, names, bases))
+        if len(_CONSTRUCTED) >= 256:
+            _CONSTRUCTED.clear()
+        _CONSTRUCTED[key] = found[1] if found is not None else None
+    return _CONSTRUCTED[key]
 
 
 class _Stop(Exception):
@@ -185,6 +198,10 @@ class Worker:
         if self.progress is not None and now - self._shown >= 0.25:
             self._shown = now
             self.progress(self, now)
+
+    def _late(self) -> bool:
+        """Whether the time budget is spent (never under a node budget alone: the work stays the same)."""
+        return self.deadline is not None and time.perf_counter() >= self.deadline
 
     def _over_memory(self, cache: dict | None = None) -> bool:
         """Whether resident memory is past the limit even after emptying the caches."""
@@ -356,7 +373,7 @@ class Worker:
             return worker.best_plan
 
         def construct_one(sub: Filter, bases: Bases) -> Program | None:
-            return construct(sub, cfg.instruction_set, bases)
+            return construct(sub, cfg.instruction_set, bases, self._late)
 
         plan = kernel_by_kernel(self.filt, self.names, search_one, construct_one)
         if plan is not None:
