@@ -367,6 +367,8 @@ class Worker:
         )
 
         def search_one(sub: Filter) -> Program | None:
+            if self._late():
+                return None
             worker = Worker(sub, replace(sub_cfg, registers=sub.registers), sub.registers)
             worker.run()
             self.nodes += worker.nodes
