@@ -29,29 +29,28 @@ LAYER_DEPTH = 6
 """The deepest layer: deeper, four two-channel 5x5 kernels have more atoms than the search takes."""
 
 
-def kernel_text(rng: random.Random, size: int, depth: int) -> str:
-    """A random `size` x `size` kernel of weights `k / 2^depth`, `|k| <= 2^depth`, about a third of them 0."""
-    scale = 2**depth
-    rows = [
+def matrix_text(rng: random.Random, size: int, scale: int) -> str:
+    """A random `size` x `size` matrix of integers `|k| <= scale`, about a third of them 0."""
+    rows = (
         " ".join("0" if rng.random() < 0.3 else str(rng.randint(-scale, scale)) for _ in range(size))
         for _ in range(size)
-    ]
-    return f"filter k{size}\ninput A\noutput o -> B = 1/{scale} [" + "; ".join(rows) + "]\n"
+    )
+    return "[" + "; ".join(rows) + "]"
+
+
+def kernel_text(rng: random.Random, size: int, depth: int) -> str:
+    """A random `size` x `size` kernel of weights `k / 2^depth` (`matrix_text`)."""
+    scale = 2**depth
+    return f"filter k{size}\ninput A\noutput o -> B = 1/{scale} {matrix_text(rng, size, scale)}\n"
 
 
 def layer_text(rng: random.Random, depth: int, kernels: int = 4) -> str:
-    """A random layer: `kernels` two-channel 5x5 kernels of weights `k / 2^depth` (as `kernel_text`)."""
+    """A random layer: `kernels` two-channel 5x5 kernels of weights `k / 2^depth` (`matrix_text`)."""
     scale = 2**depth
-
-    def matrix() -> str:
-        rows = (
-            " ".join("0" if rng.random() < 0.3 else str(rng.randint(-scale, scale)) for _ in range(5))
-            for _ in range(5)
-        )
-        return "[" + "; ".join(rows) + "]"
-
     outputs = "".join(
-        f"output o{k} -> {'BCEF'[k]} = 1/{scale} {{ c0: {matrix()}, c1: {matrix()} }}\n" for k in range(kernels)
+        f"output o{k} -> {'BCEF'[k]} = 1/{scale} "
+        f"{{ c0: {matrix_text(rng, 5, scale)}, c1: {matrix_text(rng, 5, scale)} }}\n"
+        for k in range(kernels)
     )
     return f"filter layer\ninput c0 -> A, c1 -> D\n{outputs}"
 

@@ -139,6 +139,11 @@ HEURISTIC_SHARE = 1 / 2
 within the exact search's reach are found early, and its plan is the exact search's upper bound."""
 
 
+def _timing(cfg: SearchConfig) -> tuple[bool, float]:
+    """Whether the search runs on time (a time budget, or no budget at all), and its seconds if so."""
+    return cfg.time_budget is not None or cfg.node_budget is None, cfg.time_budget or DEFAULT_TIME
+
+
 def _search_heuristic(
     filt: Filter, cfg: SearchConfig, names: tuple[str, ...], start: float, bound: int
 ) -> SearchResult:
@@ -148,8 +153,7 @@ def _search_heuristic(
     run = _search_one if cfg.workers == 1 else _search_parallel
     if cfg.cost != "macros" or cfg.exact_reach <= 0:
         return run(filt, cfg, names, start, bound if cfg.cost == "macros" else 0)
-    timed = cfg.time_budget is not None or cfg.node_budget is None
-    seconds = cfg.time_budget or DEFAULT_TIME
+    timed, seconds = _timing(cfg)
     nodes = EXACT_PROBE if cfg.node_budget is None else min(EXACT_PROBE, cfg.node_budget // 10)
     probe = _search_one(
         filt,
@@ -184,8 +188,7 @@ def _search_exact(
     filt: Filter, cfg: SearchConfig, names: tuple[str, ...], start: float, bound: int
 ) -> SearchResult:
     """A short heuristic search for a plan, then the exact search (`_prove`)."""
-    timed = cfg.time_budget is not None or cfg.node_budget is None
-    seconds = cfg.time_budget or DEFAULT_TIME
+    timed, seconds = _timing(cfg)
     prepass = replace(cfg, node_budget=EXACT_PREPASS, time_budget=seconds / 10 if timed else None)
     return _prove(filt, cfg, names, start, bound, _search_one(filt, prepass, names, start, bound))
 
@@ -197,8 +200,7 @@ def _prove(
     CP-SAT first: a shorter program it finds is optimal, and when it refutes every shorter length the
     plan is. With `cost=icws`, the exact search over micro-ops (`cain.search.exact_bus`) below the length
     of the plan's bus-level synthesis, likewise."""
-    timed = cfg.time_budget is not None or cfg.node_budget is None
-    seconds = cfg.time_budget or DEFAULT_TIME
+    timed, seconds = _timing(cfg)
     deadline = start + seconds if timed else None
     if cfg.cost == "icws":
         if result.program is None:
@@ -328,8 +330,9 @@ def _fallback(result: SearchResult, filt: Filter, cfg: SearchConfig, names: tupl
     are tried (a big filter has thousands); with no plan, every one, to find a program if any fits."""
     begun = time.perf_counter()
     stop = None
-    if result.program is not None and (cfg.time_budget is not None or cfg.node_budget is None):
-        late = begun + FINISH_SHARE * (cfg.time_budget or DEFAULT_TIME)
+    timed, seconds = _timing(cfg)
+    if result.program is not None and timed:
+        late = begun + FINISH_SHARE * seconds
         stop = lambda: time.perf_counter() >= late
     found = fallback(filt, cfg.instruction_set, names, lambda p: finish(p, filt, names), stop=stop)
     if found is not None:

@@ -501,37 +501,41 @@ def candidates(
         ),
     )[:6]
     channels = len(filt.inputs)
+
+    def options():
+        for order in orders:
+            for split in range(len(order) + 1):
+                for halvings, floating, doubling, sharing, copies, staircase in itertools.product(
+                    range(filt.depth + 1) if split < len(order) else (0,),
+                    (True, False),
+                    (False, True),
+                    (False, True),
+                    COPIES,
+                    (False, True),
+                ):
+                    if sharing and len(order) + len(bases) < 2:
+                        continue
+                    if copies and (channels > 1 or halvings < filt.depth or max(copies) > halvings):
+                        continue  # copies stand in for adding the input halved to its last digit
+                    if staircase and (not copies or len(order) - split < 2):
+                        continue
+                    if not floating and not doubling and split == 0 and halvings == filt.depth:
+                        continue  # one walk a kernel: where it ends does not matter
+                    yield list(order), split, halvings, floating, doubling, sharing, copies, staircase
+
     out = []
     seen = set()
-    for order in orders:
-        for split in range(len(order) + 1):
-            for halvings, floating, doubling, sharing, copies, staircase in itertools.product(
-                range(filt.depth + 1) if split < len(order) else (0,),
-                (True, False),
-                (False, True),
-                (False, True),
-                COPIES,
-                (False, True),
-            ):
-                if sharing and len(order) + len(bases) < 2:
-                    continue
-                if copies and (channels > 1 or halvings < filt.depth or max(copies) > halvings):
-                    continue  # copies stand in for adding the input halved to its last digit
-                if staircase and (not copies or len(order) - split < 2):
-                    continue
-                if not floating and not doubling and split == 0 and halvings == filt.depth:
-                    continue  # one walk a kernel: where it ends does not matter
-                if stop is not None and stop():
-                    out.sort(key=lambda p: p.macros)
-                    return out
-                program = constructive(
-                    filt, set_name, list(order), split, halvings, floating, doubling, sharing, bases, copies, staircase
-                )
-                if program is not None:
-                    key = tuple(program.instrs)
-                    if key not in seen:
-                        seen.add(key)
-                        out.append(program)
+    for order, split, halvings, floating, doubling, sharing, copies, staircase in options():
+        if stop is not None and stop():
+            break
+        program = constructive(
+            filt, set_name, order, split, halvings, floating, doubling, sharing, bases, copies, staircase
+        )
+        if program is not None:
+            key = tuple(program.instrs)
+            if key not in seen:
+                seen.add(key)
+                out.append(program)
     out.sort(key=lambda p: p.macros)
     return out
 
