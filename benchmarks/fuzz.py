@@ -10,6 +10,10 @@ not `passed` is saved as a kernel file under `--cases` (by default tests/regress
 tests/test_fuzz.py compiles), so it stays a regression test.
 
     python -m benchmarks.fuzz --samples 1000 --budget 1000
+    python -m benchmarks.fuzz --samples 250 --budget 10s     # the default search budget
+
+A node budget makes the campaign deterministic (the same seed gives the same filters and programs); a time
+budget runs the search as a user's `cain-opt` does by default, deadline and all.
 """
 
 from __future__ import annotations
@@ -31,7 +35,7 @@ from xdsl.context import Context
 from xdsl.dialects.builtin import Builtin
 from xdsl.parser import Parser
 
-from benchmarks.common import ROOT, machine_info, make_parser, markdown_table, write_outputs
+from benchmarks.common import ROOT, Budget, machine_info, make_parser, markdown_table, write_outputs
 from cain.backend.verify import VerificationError, verify_kernel
 from cain.cli import DIALECTS, main
 
@@ -111,14 +115,14 @@ def cain_opt(args: list[str]) -> tuple[int | None, str, str]:
     return status, out.getvalue(), err.getvalue()
 
 
-def compile_case(text: str, budget: int, workdir: Path) -> Outcome:
+def compile_case(text: str, budget: Budget, workdir: Path) -> Outcome:
     """Compile one kernel file to allocated IR, verify that independently, then emit the C from it."""
     started = time.perf_counter()
     source = workdir / "case.cain"
     source.write_text(text)
     ir = workdir / "case.mlir"
     status, _, err = cain_opt(
-        [str(source), "-p", f"search{{budget={budget} quiet=true}},regalloc", "-o", str(ir)]
+        [str(source), "-p", f"search{{{_limit(budget)} quiet=true}},regalloc", "-o", str(ir)]
     )
     outcome = _classify(status, err)
     if outcome is not None:
@@ -148,6 +152,11 @@ def compile_case(text: str, budget: int, workdir: Path) -> Outcome:
     return outcome
 
 
+def _limit(budget: Budget) -> str:
+    """The search pass option that sets `budget`."""
+    return f"budget={budget.nodes}" if budget.nodes is not None else f"time={budget.seconds:g}"
+
+
 def _classify(status: int | None, err: str) -> Outcome | None:
     """None when cain-opt succeeded; else the outcome its exit status and stderr say."""
     if status == 0 and "Traceback" not in err:
@@ -163,12 +172,12 @@ def _classify(status: int | None, err: str) -> Outcome | None:
     return Outcome("error", first)
 
 
-def save_case(directory: Path, name: str, text: str, outcome: Outcome, budget: int) -> Path:
+def save_case(directory: Path, name: str, text: str, outcome: Outcome, budget: Budget) -> Path:
     """The failing kernel file, headed by what happened, as a regression test."""
     directory.mkdir(parents=True, exist_ok=True)
     path = directory / f"{name}.cain"
     head = [
-        f"// Found by python -m benchmarks.fuzz (search budget {budget} nodes): {outcome.outcome}",
+        f"// Found by python -m benchmarks.fuzz (search budget {budget}): {outcome.outcome}",
         *(f"// {line}" for line in outcome.message.splitlines()[:3]),
     ]
     path.write_text("\n".join(head) + "\n" + text)
@@ -184,8 +193,6 @@ def main_fuzz(argv: list[str] | None = None) -> int:
         help="where failing cases are saved (default tests/regressions/fuzz/)",
     )
     args = parser.parse_args(argv)
-    if args.budget.nodes is None:
-        parser.error("the campaign takes a node budget (deterministic), e.g. --budget 1000")
     machine = machine_info()
     rng = random.Random(args.seed)
     counts: Counter[str] = Counter()
@@ -195,7 +202,7 @@ def main_fuzz(argv: list[str] | None = None) -> int:
         for n in range(args.samples):
             name = f"fuzz_{args.seed}_{n}"
             text = kernel_file(rng.randint, name)
-            result = compile_case(text, args.budget.nodes, Path(tmp))
+            result = compile_case(text, args.budget, Path(tmp))
             counts[result.outcome] += 1
             records.append(
                 {
@@ -208,7 +215,7 @@ def main_fuzz(argv: list[str] | None = None) -> int:
                 }
             )
             if result.outcome != "passed":
-                save_case(args.cases, name, text, result, args.budget.nodes)
+                save_case(args.cases, name, text, result, args.budget)
             if not args.quiet:
                 print(
                     f"\r{n + 1}/{args.samples} " + ", ".join(f"{o} {counts[o]}" for o in OUTCOMES),

@@ -33,6 +33,7 @@ ROOT = Path(__file__).resolve().parents[1]
 if str(ROOT) not in sys.path:
     sys.path.insert(0, str(ROOT))
 
+from benchmarks.common import Budget
 from benchmarks.fuzz import CASES_DIR, cain_opt, compile_case, kernel_file
 from cain.backend.convert import program_from_kernel
 from cain.backend.emit_c import c_identifier
@@ -184,7 +185,7 @@ def test_fuzz_regressions(path, tmp_path):
     (a kernel approximated to zero) is still rejected with its location, and one too long for the kernel
     store (at the campaign's small budget) still says how long it is and what to change, or compiles."""
     found = path.read_text().splitlines()[0].rsplit(": ", 1)[-1]
-    outcome = compile_case(path.read_text(), 20, tmp_path)
+    outcome = compile_case(path.read_text(), Budget(nodes=20), tmp_path)
     allowed = {"no program": ("passed", "no program"), "error": ("passed", "error")}.get(found, ("passed",))
     assert outcome.outcome in allowed, outcome.message
     if outcome.outcome == "no program":
