@@ -117,10 +117,10 @@ class SearchPass(ModulePass):
                         f" ({inputs} inputs and {outputs} outputs: once {registers - inputs} outputs are made "
                         "every register is taken while the inputs are still read, so the last output would "
                         "have to be formed over an input, which neither the search nor the constructive "
-                        "program does)"
+                        "program does; whether some program can is not known)"
                     )
                 raise CainError(
-                    f"search: no program for filter '{filt.name}' fits its {registers} "
+                    f"search: found no program for filter '{filt.name}' in its {registers} "
                     f"registers: {why}, and the constructive program needs "
                     f"{result.registers_needed}; allow {result.registers_needed} registers "
                     f"(search{{registers={result.registers_needed}}} or `option registers`)"
