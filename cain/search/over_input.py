@@ -71,28 +71,26 @@ def _scale(goal: Goal) -> tuple[int, int] | None:
 
 
 def _members(columns: list[list[int]], targets: list[list[int]]) -> list[bool]:
-    """Which `targets` are integer combinations of `columns` (a lattice reduction first keeps the
-    numbers small: a Hermite normal form of the raw columns takes seconds)."""
-    basis = [row for row in fmpz_mat(columns).lll().tolist() if any(row)]
+    """Which `targets` are integer combinations of `columns`: a lattice reduction gives a basis with small
+    numbers, whose coordinates of each target, solved on independent positions, must be integers and
+    give the target on every position."""
+    basis = [[int(v) for v in row] for row in fmpz_mat(columns).lll().tolist() if any(row)]
     if not basis:
         return [not any(t) for t in targets]
-    if len(basis) == len(columns[0]):  # full rank: each target's coordinates must be integers
-        solved = fmpz_mat(basis).transpose().solve(fmpz_mat(targets).transpose())
-        return [all(solved[i, k].q == 1 for i in range(solved.nrows())) for k in range(len(targets))]
-    hnf = [[int(v) for v in row] for row in fmpz_mat(basis).hnf().tolist()]
+    echelon = fmpz_mat(basis).rref()[0]
+    pivots = [next(c for c in range(echelon.ncols()) if echelon[i, c]) for i in range(len(basis))]
+    square = fmpz_mat([[row[c] for c in pivots] for row in basis]).transpose()
+    solved = square.solve(fmpz_mat([[t[c] for c in pivots] for t in targets]).transpose())
     found = []
-    for target in targets:
-        t = list(target)
-        for row in hnf:
-            pivot = next((i for i, v in enumerate(row) if v), None)
-            if pivot is None:
-                break
-            q, r = divmod(t[pivot], row[pivot])
-            if r:
-                break
-            if q:
-                t = [int(a) - q * int(b) for a, b in zip(t, row, strict=True)]
-        found.append(not any(t))
+    for k, target in enumerate(targets):
+        x = [solved[i, k] for i in range(len(basis))]
+        if any(v.q != 1 for v in x):
+            found.append(False)
+            continue
+        x = [int(v.p) for v in x]
+        found.append(
+            all(sum(x[i] * basis[i][c] for i in range(len(basis))) == t for c, t in enumerate(target))
+        )
     return found
 
 
