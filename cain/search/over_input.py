@@ -36,6 +36,8 @@ Polys = tuple[tuple[tuple[tuple[Position, int], ...], ...], ...]
 
 SUB_PROGRAMS = 12
 """Constructive programs of the other kernels tried per last kernel and input scale (the shortest that fit)."""
+UNIT_REACH = 2
+"""Farthest move `m` of the unit ±m·2^e, in steps (the nearer, the fewer targets to test)."""
 WEIGHT = 1 << 40
 """How much more an unmet equation weighs than a certificate's size, in the lattice reduction."""
 
@@ -138,7 +140,13 @@ def _units(P: list[list[Poly]], channel: int, index: dict, base: list[int], expo
     """Each unit `(e, sign, m)` for `exponents` (nearest `m` and `+` first), and the right-hand side with
     it taken off."""
     units = sorted(
-        ((e, s, m) for e in exponents for s in (1, -1) for m in _box(P)),
+        (
+            (e, s, m)
+            for e in exponents
+            for s in (1, -1)
+            for m in _box(P)
+            if abs(m[0]) + abs(m[1]) <= UNIT_REACH
+        ),
         key=lambda u: (abs(u[2][0]) + abs(u[2][1]), u[1] < 0, u[2], u[0]),
     )
     targets = []
