@@ -117,10 +117,11 @@ def _shares(name: str) -> frozenset[int]:
 class _Builder:
     """SSA instructions for one program; the macros chosen for the instruction set."""
 
-    def __init__(self, set_name: str, channels: int):
+    def __init__(self, set_name: str, first: int):
+        """`first`: the first value id free (the ones below are the program's inputs and bases)."""
         self.all, self.divide = _macros(set_name)
         self.instrs: list[Instr] = []
-        self.next = channels
+        self.next = first
 
     def op(self, macro: str, operands: tuple[int, ...], directions: tuple[str, ...] = ()) -> int:
         value = self.next

@@ -239,7 +239,7 @@ def formed_over(
     """`sub` (the other kernels' constructive program, its inputs ending as the values `inputs`, times
     2^scale) followed by kernel `last` formed in place over each input channel whose certificate exists."""
     kernels = [k for k in range(len(filt.kernels)) if k != last]
-    outputs = dict(zip(kernels, (v for v, _ in sub.outputs), strict=False))
+    outputs = dict(zip(kernels, (v for v, _ in sub.outputs), strict=True))
     polys = _polys(filt)
     for channel in range(len(filt.inputs)):
         if scale not in scales(polys, last, channel, filt.depth):
@@ -248,8 +248,7 @@ def formed_over(
         if found is None:
             continue
         sign, m, g, F = found
-        b = _Builder(set_name, 0)
-        b.next = 1 + max([v for v, _ in sub.inputs] + [r for i in sub.instrs for r in i.results])
+        b = _Builder(set_name, 1 + max([v for v, _ in sub.inputs] + [r for i in sub.instrs for r in i.results]))
         done = dict(outputs)
         acc = inputs[channel]
         if sign < 0:  # a kernel's register and the input's swap, the input negated: k - a, k, -a
