@@ -8,17 +8,18 @@ import multiprocessing
 import resource
 import sys
 import time
+from collections.abc import Callable
 from dataclasses import replace
 
 from cain.diagnostics import CainError
 from cain.model.filter import Filter
 from cain.model.program import Program
-from cain.search import atoms, exact_sat, structure
+from cain.search import atoms, exact_sat, over_input, structure
 from cain.search.bound import filter_bound
 from cain.search.config import DEFAULT_TIME, PlanEvent, SearchConfig, SearchResult, register_names
 from cain.search.exact import ExactSearch
 from cain.search.exact_bus import ExactBusSearch, upper_ops
-from cain.search.fallback import fallback
+from cain.search.fallback import fallback, shortest_fitting
 from cain.search.full import full_bag_refuted
 from cain.search.space import Space
 from cain.search.worker import Worker, finish
@@ -204,7 +205,7 @@ def _prove(
     deadline = start + seconds if timed else None
     if cfg.cost == "icws":
         if result.program is None:
-            found_plan = fallback(filt, cfg.instruction_set, names, lambda p: finish(p, filt, names))
+            found_plan = _constructive(filt, cfg, names)
             if found_plan is not None:
                 result.program, result.plan = found_plan
                 result.constructive = True
@@ -323,6 +324,18 @@ class _CpSat:
         return bound
 
 
+def _constructive(
+    filt: Filter, cfg: SearchConfig, names: tuple[str, ...], stop: Callable[[], bool] | None = None
+) -> tuple[Program, Program] | None:
+    """The shortest constructive program that allocates and verifies (`fallback`), else, with one
+    register too few for it, the last kernel formed over an input (`over_input`); with its SSA form."""
+    done = lambda p: finish(p, filt, names)
+    found = fallback(filt, cfg.instruction_set, names, done, stop=stop)
+    if found is None and over_input.applies(filt, len(names)):
+        found = shortest_fitting(over_input.programs(filt, cfg.instruction_set, len(names), stop), names, done)
+    return found
+
+
 def _fallback(result: SearchResult, filt: Filter, cfg: SearchConfig, names: tuple[str, ...]) -> None:
     """Make the constructive program `result`'s when the search has none or a longer one; with none at all,
     note how many registers the constructive one needs. Its time is `finish_seconds`, not the search's.
@@ -334,7 +347,7 @@ def _fallback(result: SearchResult, filt: Filter, cfg: SearchConfig, names: tupl
     if result.program is not None and timed:
         late = begun + FINISH_SHARE * seconds
         stop = lambda: time.perf_counter() >= late
-    found = fallback(filt, cfg.instruction_set, names, lambda p: finish(p, filt, names), stop=stop)
+    found = _constructive(filt, cfg, names, stop)
     if found is not None:
         program, plan = found
 

@@ -550,15 +550,8 @@ def fallback(
     stop: Callable[[], bool] | None = None,
 ) -> tuple[Program, Program] | None:
     """The shortest constructive program that `finish` register-allocates (on `registers`) and verifies,
-    and its SSA form; None when none fits the registers. `bases` and `stop` as for `candidates`. With one
-    register too few for the inputs and kernels, the last kernel may be formed over an input
-    (`cain.search.over_input`)."""
-    from cain.search import over_input  # it builds on this module's programs
-
-    found = shortest_fitting(candidates(filt, set_name, bases, stop), registers, finish)
-    if found is None and not bases and over_input.applies(filt, len(registers)):
-        found = shortest_fitting(over_input.programs(filt, set_name, len(registers), stop), registers, finish)
-    return found
+    and its SSA form; None when none fits the registers. `bases` and `stop` as for `candidates`."""
+    return shortest_fitting(candidates(filt, set_name, bases, stop), registers, finish)
 
 
 def shortest_fitting(
