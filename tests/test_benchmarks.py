@@ -16,7 +16,7 @@ ROOT = Path(__file__).resolve().parents[1]
 if str(ROOT) not in sys.path:
     sys.path.insert(0, str(ROOT))
 
-from benchmarks import approximation, bus, common, heuristic, scaling, simultaneous, table1
+from benchmarks import approximation, bus, common, existence, heuristic, scaling, simultaneous, table1
 from cain.model.goal import Goal
 from cain.model.program import Instr, Program
 
@@ -369,3 +369,49 @@ def test_suite_runs_side_by_side_with_a_baseline(tmp_path):
     baseline = sum(row["runs"][record["versions"][1]]["icws"] for row in record["rows"])
     assert f"current at bus level (bus-synth) {current} against" in summary
     assert f"macro programs {baseline} " in summary
+
+
+# -- existence of a program where Cain finds none ---------------------------------------------------------------
+
+LAYER = """filter tiny
+input c0 -> A, c1 -> B
+output k0 -> C = {{ c0: [1 0 0], c1: [0 0 0] }}
+output k1 -> D = {{ c0: [0 0 0], c1: [{k1}] }}
+output k2 -> E = {{ c0: [0 1 0], c1: [1 0 0] }}
+output k3 -> A = {{ c0: [1 0 0], c1: [0 0 -1] }}
+option registers = A B C D E
+"""
+
+
+def test_existence_script_holds_each_kernels_channel_polynomials():
+    from cain.frontend.kernel import parse_filter
+
+    script = existence.singular_input(parse_filter(LAYER.format(k1="0 1 0"), "tiny"))
+    # kernel by kernel, channel by channel; `u` is x^-1 (the west neighbour)
+    assert "(1)*u^1, 0, 0, (1)*1, (1)*1, (1)*u^1, (1)*u^1, (-1)*x^1;" in script
+    assert "matrix K[4][2]" in script
+
+
+def test_existence_needs_singular(monkeypatch, tmp_path, capsys):
+    monkeypatch.setattr(existence.shutil, "which", lambda name: None)
+    assert existence.main(["--out", str(tmp_path)]) == 1
+    assert "needs Singular" in capsys.readouterr().err
+
+
+@pytest.mark.skipif(existence.shutil.which("Singular") is None, reason="Singular is not installed")
+def test_existence_checks_both_conditions(tmp_path):
+    exists = tmp_path / "exists.cain"
+    exists.write_text(LAYER.format(k1="0 1 0"))
+    # k0 and k1 of channel 0 only, k2 and k3 too where x = 1: all four parallel on a surface
+    parallel = tmp_path / "parallel.cain"
+    parallel.write_text(
+        LAYER.format(k1="0 0 0")
+        .replace("c0: [0 0 0], c1: [0 0 0]", "c0: [0 0 1], c1: [0 0 0]")
+        .replace("c1: [1 0 0] }", "c1: [0 -1 1] }")
+        .replace("c1: [0 0 -1] }", "c1: [0 -1 1] }")
+    )
+    rows = {r["case"]: r for r in (existence.check(p, 60) for p in (exists, parallel))}
+    assert rows["exists.cain"]["outcome"] == "a program exists"
+    assert rows["parallel.cain"]["entries generate"]
+    assert rows["parallel.cain"]["parallel locus dim"] > 0
+    assert rows["parallel.cain"]["outcome"] == "not shown"

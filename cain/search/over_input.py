@@ -219,12 +219,17 @@ def _add_moved(b: _Builder, acc: int, value: int, poly: Poly, restore: bool) -> 
     return acc, value
 
 
+def _values(sub: Program) -> list[int]:
+    """Every value `sub` defines, its inputs first, in order."""
+    return [v for v, _ in sub.inputs] + [r for i in sub.instrs for r in i.results]
+
+
 def _inputs(sub: Program, depth: int, channels: int) -> tuple[list[int], int] | None:
     """The last value of `sub` that is each input as it is, and their common scale `e` (each is the
     input times 2^e); None when there is no such value, or the scales differ."""
     values = sub.evaluate([Goal.identity(2**depth, z) for z in range(channels)])
     latest: dict[int, tuple[int, int]] = {}
-    for v in [v for v, _ in sub.inputs] + [r for i in sub.instrs for r in i.results]:
+    for v in _values(sub):
         if (found := _scale(values[v])) is not None:
             latest[found[0]] = (v, found[1])
     scales = {e for _, e in latest.values()}
@@ -234,13 +239,13 @@ def _inputs(sub: Program, depth: int, channels: int) -> tuple[list[int], int] | 
 
 
 def formed_over(
-    sub: Program, inputs: list[int], scale: int, filt: Filter, last: int, set_name: str
+    sub: Program, inputs: list[int], scale: int, filt: Filter, polys: Polys, last: int, set_name: str
 ) -> Iterator[Program]:
     """`sub` (the other kernels' constructive program, its inputs ending as the values `inputs`, times
-    2^scale) followed by kernel `last` formed in place over each input channel whose certificate exists."""
+    2^scale) followed by kernel `last` formed in place over each input channel whose certificate exists
+    (`polys`: `filt`'s, from `_polys`)."""
     kernels = [k for k in range(len(filt.kernels)) if k != last]
     outputs = dict(zip(kernels, (v for v, _ in sub.outputs), strict=True))
-    polys = _polys(filt)
     for channel in range(len(filt.inputs)):
         if scale not in scales(polys, last, channel, filt.depth):
             continue
@@ -248,7 +253,7 @@ def formed_over(
         if found is None:
             continue
         sign, m, g, F = found
-        b = _Builder(set_name, 1 + max([v for v, _ in sub.inputs] + [r for i in sub.instrs for r in i.results]))
+        b = _Builder(set_name, 1 + max(_values(sub)))
         done = dict(outputs)
         acc = inputs[channel]
         if sign < 0:  # a kernel's register and the input's swap, the input negated: k - a, k, -a
@@ -298,7 +303,7 @@ def programs(
             if scale not in possible or tried.get(scale, 0) >= SUB_PROGRAMS:
                 continue
             tried[scale] = tried.get(scale, 0) + 1
-            made = formed_over(sub, inputs, scale, filt, last, set_name)
+            made = formed_over(sub, inputs, scale, filt, polys, last, set_name)
             out.extend(p for p in made if registers_needed(p) <= registers)
     out.sort(key=lambda p: p.macros)
     return out
