@@ -117,8 +117,8 @@ class SearchPass(ModulePass):
                         f" ({inputs} inputs and {outputs} outputs: once {registers - inputs} outputs are made "
                         "every register is taken while the inputs are still read, so the last output would "
                         "have to be formed over an input, which neither the search nor the constructive "
-                        "program could do here; in theory such a program exists for almost every filter, but "
-                        "Cain cannot build it: docs/search.md, 'One kernel over the inputs')"
+                        "program could do here; for many such filters a program exists in theory, but Cain "
+                        "cannot build it: docs/search.md, 'One kernel over the inputs')"
                     )
                 raise CainError(
                     f"search: found no program for filter '{filt.name}' in its {registers} "
