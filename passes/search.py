@@ -144,7 +144,13 @@ class SearchPass(ModulePass):
                     f"search: no program found for filter '{filt.name}' within {' / '.join(limits)}{alone}; "
                     f"raise the budget (search{{budget=N}} or search{{time=S}})"
                 )
-            if result.constructive and not result.events and not self.quiet:
+            if result.constructive and result.stopped == "impossible" and not self.quiet:
+                sys.stderr.write(
+                    f"search: no program of the search's model fits '{filt.name}' in its "
+                    f"{len(register_names(filt, cfg))} registers (proven: every register ends holding an output), so "
+                    f"the search did not run; this program is built kernel by kernel ({result.program.macros} macros)\n"
+                )
+            elif result.constructive and not result.events and not self.quiet:
                 sys.stderr.write(
                     f"search: no plan for '{filt.name}' within the budget ({result.stopped}); this program is "
                     f"built kernel by kernel, tap by tap ({result.program.macros} macros): raise the budget "

@@ -126,7 +126,8 @@ class SearchResult:
     peak_memory: int = 0
     stopped: str = "exhausted"
     """Why the search ended: `time`, `nodes`, `optimal`, `exhausted` (no candidates left), or `impossible`
-    (not run: no program of the goal model fits the registers, `cain.search.full`)."""
+    (not run: no program of the goal model fits the registers, `cain.search.full`; a constructive program,
+    which may cancel atoms, still can)."""
     plan: Program | None = None
     """The best plan as the search built it: SSA values, no registers (what the search pass emits)."""
     kernel_by_kernel: bool = False

@@ -92,8 +92,6 @@ def search(filt: Filter, cfg: SearchConfig | None = None) -> SearchResult:
     result.lower_bound = max(result.lower_bound, bound)
     result.model_bound = max(result.model_bound, result.lower_bound)
     result.optimal = result.program is not None and result.program.macros <= result.model_bound
-    if result.program is not None and result.stopped == "impossible":
-        result.stopped = "exhausted"  # the constructive program (it may cancel atoms) fits after all
     return result
 
 
