@@ -209,7 +209,7 @@ def test_every_constructive_program_computes_its_kernels(text, set_name):
     filters = [filter_from_op(op) for op in module.walk() if isinstance(op, FilterOp)]
     assert filters
     for filt in filters:
-        programs = candidates(filt, set_name)
+        programs = list(candidates(filt, set_name))
         assert programs  # both sets have a division
         for program in programs:
             assert program.output_goals(filt.initial_goals()) == filt.final_goals()

@@ -19,6 +19,7 @@ asked only in the least of its images under the symmetries that fix the steps be
 
 from __future__ import annotations
 
+import importlib.util
 import itertools
 import time
 from dataclasses import dataclass
@@ -29,18 +30,20 @@ from cain.model.program import Instr, Program
 from cain.search.exact import SYMMETRIES
 from cain.search.space import division_macro, form_of
 
-try:
-    from ortools.sat.python import cp_model
-except ImportError:  # an optional extra: `pip install 'cain[exact]'`
-    cp_model = None
-
 Position = tuple[int, int, int]
 """(x, y, channel)"""
 
 
 def available() -> bool:
-    """Whether OR-Tools is installed (the `exact` extra)."""
-    return cp_model is not None
+    """Whether OR-Tools is installed (the `exact` extra, `pip install 'cain[exact]'`). It is imported only
+    when used: loading it takes half a second, which every `cain-opt` run would pay."""
+    return importlib.util.find_spec("ortools") is not None
+
+
+def _cp_model():
+    from ortools.sat.python import cp_model
+
+    return cp_model
 
 
 @dataclass(frozen=True)
@@ -145,7 +148,7 @@ class _Encoding:
         reach = max(abs(x) + abs(y) for op in ops for x, y in op.offsets)
         self.scale = 2 ** (filt.depth if whole else max(n, filt.depth))
         """Every value is held times this (a count at the filter's depth times `scale / 2^depth`)."""
-        self.model = m = cp_model.CpModel()
+        self.model = m = _cp_model().CpModel()
 
         def near(q: Position, budget: int) -> bool:
             return any(w[2] == q[2] and abs(w[0] - q[0]) + abs(w[1] - q[1]) <= budget for w in window)
@@ -362,6 +365,7 @@ def solve(
         if left <= 0 or (work is not None and work - spent <= 0):
             return SatResult(None, n, "unknown", n, spent)
         enc = _Encoding(filt, ops, n, window, whole, images)
+        cp_model = _cp_model()
         solver = cp_model.CpSolver()
         solver.parameters.max_time_in_seconds = left
         if work is not None:

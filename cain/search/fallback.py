@@ -23,7 +23,7 @@ shortest first, and returns the first program that allocates and verifies.
 from __future__ import annotations
 
 import itertools
-from collections.abc import Callable
+from collections.abc import Callable, Iterable, Iterator
 from functools import cache, lru_cache
 
 from cain.model.filter import Filter
@@ -115,18 +115,25 @@ def _shares(name: str) -> frozenset[int]:
 
 
 class _Builder:
-    """SSA instructions for one program; the macros chosen for the instruction set."""
+    """SSA instructions for one program; the macros chosen for the instruction set. With `count`, only how
+    many (`next` still numbers the values) and a `trace` that determines them (each instruction, and each
+    walk as its cached steps' key and operands), which is all that ranking the candidates needs."""
 
-    def __init__(self, set_name: str, first: int):
+    def __init__(self, set_name: str, first: int, count: bool = False):
         """`first`: the first value id free (the ones below are the program's inputs and bases)."""
         self.all, self.divide = _macros(set_name)
         self.instrs: list[Instr] = []
-        self.next = first
+        self.trace: list[tuple] = []
+        self.first = self.next = first
+        self.count = count
 
     def op(self, macro: str, operands: tuple[int, ...], directions: tuple[str, ...] = ()) -> int:
         value = self.next
         self.next += 1
-        self.instrs.append(Instr(macro, (value,), operands, directions))
+        if self.count:
+            self.trace.append((macro, operands, directions))
+        else:
+            self.instrs.append(Instr(macro, (value,), operands, directions))
         return value
 
     def half(self, value: int) -> int:
@@ -150,8 +157,46 @@ def _walk(
     sources moved there, and where the walk ends. `here` is how far the accumulator still has to move
     back: an atom added when the walk stands at `p` is moved by `p` before the end, where it stands at the
     origin (`final`); a walk that is not final ends at its last position, and the next starts there."""
+    key = tuple((p, tuple(ts)) for p, ts in sorted(terms.items()))
+    steps, end = _walk_steps(key, here, final, b.all, acc is None)
+    if b.count:
+        b.trace.append((key, here, final, acc, tuple(sources)))
+        b.next += len(steps)
+        return (b.next - 1 if steps else acc), end
+    values: list[int | None] = []
+    for macro, refs, directions in steps:
+        operands = tuple(acc if r is None else sources[r[1]] if r[0] == "s" else values[r[1]] for r in refs)
+        values.append(b.op(macro, operands, directions))
+    return (values[-1] if values else acc), end
+
+
+Step = tuple[str, tuple[tuple[str, int] | None, ...], tuple[str, ...]]
+"""One instruction of a walk: its macro, its operands (None: the accumulator it starts from; `("s", z)`:
+source `z`; `("v", i)`: the walk's own `i`-th result) and its directions."""
+
+
+@lru_cache(maxsize=65536)
+def _walk_steps(
+    key: tuple[tuple[Position, tuple[tuple[int, int], ...]], ...],
+    here: Position | None,
+    final: bool,
+    fused: bool,
+    empty: bool,
+) -> tuple[tuple[Step, ...], Position | None]:
+    """`_walk`'s instructions for the terms `key` (sorted), with the `all` set's fused moves when `fused`
+    and no accumulator yet when `empty`, and where it ends. Cached: the candidates walk the same terms
+    many times over."""
+    terms = {p: list(ts) for p, ts in key}
+    instrs: list[Instr] = []
+
+    def op(macro: str, operands: tuple[int, ...], directions: tuple[str, ...] = ()) -> int:
+        instrs.append(Instr(macro, (len(instrs),), operands, directions))
+        return len(instrs) - 1
+
+    acc: int | None = None if empty else -1
+    sources = [-2 - z for z in range(1 + max((z for ts in terms.values() for z, _ in ts), default=0))]
     if not terms and not (final and here not in (None, (0, 0))):
-        return acc, here
+        return (), here
     path = _tour(tuple(sorted(terms)), here, final)
     # tokens: ("add", channel, sign) and ("move", direction)
     tokens: list[tuple] = []
@@ -166,7 +211,7 @@ def _walk(
         t = tokens[i]
         moves = []
         j = i + 1
-        while j < len(tokens) and tokens[j][0] == "move" and len(moves) < (2 if b.all else 1):
+        while j < len(tokens) and tokens[j][0] == "move" and len(moves) < (2 if fused else 1):
             moves.append(tokens[j][1])
             j += 1
         if t[0] == "add":
@@ -176,47 +221,62 @@ def _walk(
                 if sign > 0:
                     pending = src
                 else:
-                    acc = b.op("neg", (src,))
+                    acc = op("neg", (src,))
                 i += 1
                 continue
             if pending is not None:
                 acc, pending = pending, None
-                if sign > 0 and b.all and moves:
-                    acc = b.op("addx" if len(moves) == 1 else "add2x", (acc, src), tuple(moves))
+                if sign > 0 and fused and moves:
+                    acc = op("addx" if len(moves) == 1 else "add2x", (acc, src), tuple(moves))
                     i = j
                     continue
-                acc = b.op("add" if sign > 0 else "sub", (acc, src))
-            elif sign > 0 and b.all and moves:
-                acc = b.op("addx" if len(moves) == 1 else "add2x", (acc, src), tuple(moves))
+                acc = op("add" if sign > 0 else "sub", (acc, src))
+            elif sign > 0 and fused and moves:
+                acc = op("addx" if len(moves) == 1 else "add2x", (acc, src), tuple(moves))
                 i = j
                 continue
             else:
-                acc = b.op("add" if sign > 0 else "sub", (acc, src))
+                acc = op("add" if sign > 0 else "sub", (acc, src))
             i += 1
             continue
         # a run of moves, fused with a subtraction that follows it (all set)
         moves = [t[1]]
         j = i + 1
-        while j < len(tokens) and tokens[j][0] == "move" and len(moves) < (2 if b.all else 1):
+        while j < len(tokens) and tokens[j][0] == "move" and len(moves) < (2 if fused else 1):
             moves.append(tokens[j][1])
             j += 1
         base = pending if pending is not None else acc
         pending = None
         nxt = tokens[j] if j < len(tokens) else None
-        if b.all and nxt is not None and nxt[0] == "add" and nxt[2] < 0:
-            acc = b.op("subx" if len(moves) == 1 else "sub2x", (base, sources[nxt[1]]), tuple(moves))
+        if fused and nxt is not None and nxt[0] == "add" and nxt[2] < 0:
+            acc = op("subx" if len(moves) == 1 else "sub2x", (base, sources[nxt[1]]), tuple(moves))
             i = j + 1
             continue
-        acc = b.op("movx" if len(moves) == 1 else "mov2x", (base,), tuple(moves))
+        acc = op("movx" if len(moves) == 1 else "mov2x", (base,), tuple(moves))
         i = j
     if pending is not None:
-        acc = b.op("mov", (pending,))
-    return acc, ((0, 0) if final else path[-1])
+        acc = op("mov", (pending,))
+
+    def ref(v: int) -> tuple[str, int] | None:
+        return None if v == -1 else ("s", -2 - v) if v < 0 else ("v", v)
+
+    steps = tuple((i.macro, tuple(ref(o) for o in i.operands), i.directions) for i in instrs)
+    return steps, ((0, 0) if final else path[-1])
 
 
-def _levels(goal, e: int) -> tuple[list[Terms], Terms]:
+
+
+def _levels(goal: Goal, e: int) -> tuple[list[Terms], Terms]:
     """A kernel's digits over sources holding `2^e` atoms: the terms of each level below `e` (lowest
-    first, from the lowest non-empty one) and the terms at and above `e`, as multiplicities."""
+    first, from the lowest non-empty one) and the terms at and above `e`, as multiplicities. A fresh copy,
+    for the caller to extend."""
+    low, top = _digits(goal, e)
+    return [{p: list(ts) for p, ts in level.items()} for level in low], {p: list(ts) for p, ts in top.items()}
+
+
+@lru_cache(maxsize=4096)
+def _digits(goal: Goal, e: int) -> tuple[list[Terms], Terms]:
+    """`_levels`, cached (every candidate program asks again); not to be changed."""
     low: dict[int, Terms] = {}
     top: Terms = {}
     for (x, y, z), c in goal.items:
@@ -277,6 +337,33 @@ def constructive(
     kernel after the first keeps one copy fewer (the largest), its register free for the next."""
     channels = len(filt.inputs)
     b = _Builder(set_name, channels + len(bases))
+    results = _build(b, filt, order, split, halvings, floating, doubling, sharing, bases, copies, staircase)
+    if results is None:
+        return None
+    kept = [(channels + i, reg) for i, (reg, _) in enumerate(bases)]
+    return Program(
+        filt.name,
+        [(z, reg) for z, (_, reg) in enumerate(filt.inputs)] + kept,
+        b.instrs,
+        [(results[k], kern.register) for k, kern in enumerate(filt.kernels)] + kept,
+    )
+
+
+def _build(
+    b: _Builder,
+    filt: Filter,
+    order: list[int],
+    split: int,
+    halvings: int,
+    floating: bool,
+    doubling: bool,
+    sharing: bool,
+    bases: Bases,
+    copies: tuple[int, ...],
+    staircase: bool,
+) -> dict[int, int] | None:
+    """`constructive`'s instructions, into `b`: the value holding each kernel, or None as there."""
+    channels = len(filt.inputs)
     sources = list(range(channels))
     chain: list[list[int]] = []  # after the split: each input's value after each halving
     results: dict[int, int] = {}
@@ -343,13 +430,7 @@ def constructive(
         if acc is None:
             acc = b.op("res", ())
         results[k] = acc
-    kept = [(channels + i, reg) for i, (reg, _) in enumerate(bases)]
-    return Program(
-        filt.name,
-        [(z, reg) for z, (_, reg) in enumerate(filt.inputs)] + kept,
-        b.instrs,
-        [(results[k], kern.register) for k, kern in enumerate(filt.kernels)] + kept,
-    )
+    return results
 
 
 def _over(terms: Terms, channels: int, levels: tuple[int, ...], first: int) -> Terms:
@@ -487,11 +568,12 @@ minute and more for some two-channel fuzz filters)."""
 
 def candidates(
     filt: Filter, set_name: str, bases: Bases = (), stop: Callable[[], bool] | None = None
-) -> list[Program]:
+) -> Iterator[Program]:
     """Every constructive program worth trying, shortest first: each kernel order (kernels whose register
     holds an input last), each point to halve the inputs and each number of halvings (`bases`: values
-    already computed that the kernels may start from, as `constructive`). Once `stop()` is true, only
-    those built so far (a big filter's thousands take tens of seconds)."""
+    already computed that the kernels may start from, as `constructive`). Their lengths are counted first,
+    without instructions, and each program is built only when asked for: a big filter has thousands, and
+    the first that fits usually ends the search. Once `stop()` is true, only those counted so far."""
     input_regs = {reg for _, reg in filt.inputs}
     kernels = range(len(filt.kernels))
     orders = sorted(
@@ -524,21 +606,34 @@ def candidates(
                         continue  # one walk a kernel: where it ends does not matter
                     yield list(order), split, halvings, floating, doubling, sharing, copies, staircase
 
-    out = []
-    seen = set()
-    for order, split, halvings, floating, doubling, sharing, copies, staircase in options():
+    first = channels + len(bases)
+    ranked = []
+    traces = set()  # options with the same trace build the same program: only the first is kept
+    for i, option in enumerate(options()):
         if stop is not None and stop():
             break
+        b = _Builder(set_name, first, count=True)
+        if _build(b, filt, *option[:6], bases, *option[6:]) is not None:
+            trace = tuple(b.trace)
+            if trace not in traces:
+                traces.add(trace)
+                ranked.append((b.next - first, i, option))
+    ranked.sort(key=lambda r: r[:2])
+    return _built(filt, set_name, bases, [option for _, _, option in ranked])
+
+
+def _built(filt: Filter, set_name: str, bases: Bases, options: list[tuple]) -> Iterator[Program]:
+    """The programs of `options` (ranked by length), built one at a time as they are asked for, each
+    different one once."""
+    seen = set()
+    for order, split, halvings, floating, doubling, sharing, copies, staircase in options:
         program = constructive(
             filt, set_name, order, split, halvings, floating, doubling, sharing, bases, copies, staircase
         )
-        if program is not None:
-            key = tuple(program.instrs)
-            if key not in seen:
-                seen.add(key)
-                out.append(program)
-    out.sort(key=lambda p: p.macros)
-    return out
+        key = tuple(program.instrs)
+        if key not in seen:
+            seen.add(key)
+            yield program
 
 
 def fallback(
@@ -555,7 +650,7 @@ def fallback(
 
 
 def shortest_fitting(
-    programs: list[Program], registers: tuple[str, ...], finish: Callable[[Program], Program | None]
+    programs: Iterable[Program], registers: tuple[str, ...], finish: Callable[[Program], Program | None]
 ) -> tuple[Program, Program] | None:
     """The first of `programs` (shortest first) that fits `registers` and that `finish` allocates and
     verifies, with its SSA form; None when none does."""
