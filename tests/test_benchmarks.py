@@ -371,6 +371,23 @@ def test_suite_runs_side_by_side_with_a_baseline(tmp_path):
     assert f"macro programs {baseline} " in summary
 
 
+def test_compile_time_runs_side_by_side_with_a_baseline(tmp_path, capsys):
+    from benchmarks import compile_time
+
+    files = [str(ROOT / "examples" / "box3x3.cain"), str(ROOT / "examples" / "sobel.cain")]
+    assert compile_time.main([*files, "--budget", "20", "--baseline", "HEAD", "--out", str(tmp_path), "--quiet"]) == 0
+    record = json.loads((tmp_path / "results.json").read_text())
+    assert record["versions"][0] == "current" and record["versions"][1].startswith("HEAD")
+    assert [Path(f["file"]).name for f in record["files"]] == ["box3x3.cain", "sobel.cain"]
+    for entry in record["files"]:
+        assert set(entry["runs"]) == set(record["versions"])
+        assert all(run["status"] == 0 and run["seconds"] > 0 for run in entry["runs"].values())
+    assert "| box3x3.cain" in capsys.readouterr().out
+    with pytest.raises(SystemExit):
+        compile_time.main([str(tmp_path / "nothing.cain"), "--out", str(tmp_path)])
+    assert "no such file" in capsys.readouterr().err
+
+
 # -- existence of a program where Cain finds none ---------------------------------------------------------------
 
 LAYER = """filter tiny

@@ -32,6 +32,15 @@ class Goal:
         self.items = tuple(sorted((a, c) for a, c in merged.items() if c))
         self._hash = hash(self.items)
 
+    @classmethod
+    def _of(cls, items: tuple[tuple[Atom, int], ...]) -> Goal:
+        """The goal of `items`, already sorted, merged and non-zero (what moving, negating and scaling
+        keep), without sorting again: the symbolic checks make millions."""
+        goal = cls.__new__(cls)
+        goal.items = items
+        goal._hash = hash(items)
+        return goal
+
     # -- construction ---------------------------------------------------------------------------
     @staticmethod
     def identity(scale: int, channel: int = 0) -> Goal:
@@ -94,28 +103,36 @@ class Goal:
 
     # -- arithmetic (exact) ---------------------------------------------------------------------
     def __add__(self, other: Goal) -> Goal:
-        return Goal([*self.items, *other.items])
+        if not other.items:
+            return self
+        merged = dict(self.items)
+        cancelled = False
+        for atom, count in other.items:
+            total = merged[atom] = merged.get(atom, 0) + count
+            cancelled = cancelled or not total
+        items = sorted(merged.items())
+        return Goal._of(tuple(item for item in items if item[1]) if cancelled else tuple(items))
 
     def __sub__(self, other: Goal) -> Goal:
-        return Goal([*self.items, *((a, -c) for a, c in other.items)])
+        return self + -other
 
     def __neg__(self) -> Goal:
-        return Goal((a, -c) for a, c in self.items)
+        return Goal._of(tuple((a, -c) for a, c in self.items))
 
     def scaled(self, factor: int) -> Goal:
-        return Goal((a, c * factor) for a, c in self.items)
+        return Goal._of(tuple((a, c * factor) for a, c in self.items)) if factor else Goal()
 
     def halved(self) -> Goal | None:
         """The goal with every count halved, or None if some count is odd."""
         if any(c % 2 for _, c in self.items):
             return None
-        return Goal((a, c // 2) for a, c in self.items)
+        return Goal._of(tuple((a, c // 2) for a, c in self.items))
 
     def shifted(self, offset: Offset) -> Goal:
         """Every atom moved by `offset`: what a register holding this goal holds after it is read
         from the neighbour in direction `offset` (reference/scamp5.md section 3)."""
         dx, dy = offset
-        return Goal(((x + dx, y + dy, z), c) for (x, y, z), c in self.items)
+        return Goal._of(tuple(((x + dx, y + dy, z), c) for (x, y, z), c in self.items))
 
     # -- display --------------------------------------------------------------------------------
     def matrices(self, channels: int | None = None, radius: int | None = None) -> list[list[list[int]]]:

@@ -91,15 +91,14 @@ def registers_needed(program: Program) -> int:
             last[o] = i
     for v, _ in program.outputs:
         last[v] = n
-    live = {v for v, _ in program.inputs if v in last}
-    need = len(live)
+    live = sum(1 for v, _ in program.inputs if v in last)  # values made before and read from here on
+    need = live
     for i, instr in enumerate(program.instrs):
-        operands = set(instr.operands)
         shares = _shares(instr.macro)
         dies = any(last[o] == i for k, o in enumerate(instr.operands) if k in shares)
         extra = len(MACROS[instr.macro].scratch) + (0 if dies else 1)
-        need = max(need, len(live | operands) + extra)
-        live = {v for v in live | set(instr.results) if last.get(v, -1) > i}
+        need = max(need, live + extra)  # its operands are live already
+        live += sum(1 for r in instr.results if last.get(r, -1) > i) - len({o for o in instr.operands if last[o] == i})
     return need
 
 
@@ -163,11 +162,11 @@ def _walk(
         b.trace.append((key, here, final, acc, tuple(sources)))
         b.next += len(steps)
         return (b.next - 1 if steps else acc), end
-    values: list[int | None] = []
+    first = b.next  # the walk's own i-th result is value first + i
     for macro, refs, directions in steps:
-        operands = tuple(acc if r is None else sources[r[1]] if r[0] == "s" else values[r[1]] for r in refs)
-        values.append(b.op(macro, operands, directions))
-    return (values[-1] if values else acc), end
+        operands = tuple(acc if r is None else sources[r[1]] if r[0] == "s" else first + r[1] for r in refs)
+        b.op(macro, operands, directions)
+    return (b.next - 1 if steps else acc), end
 
 
 Step = tuple[str, tuple[tuple[str, int] | None, ...], tuple[str, ...]]
