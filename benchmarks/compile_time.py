@@ -15,13 +15,12 @@ import hashlib
 import os
 import subprocess
 import sys
-import tempfile
 import time
 from collections.abc import Sequence
 from pathlib import Path
 
-from benchmarks.common import ROOT, log, machine_info, make_parser, markdown_table, write_outputs
-from benchmarks.suite import Tree, export_revision
+from benchmarks.common import log, machine_info, make_parser, markdown_table, write_outputs
+from benchmarks.suite import Tree, versions_of
 
 _RUNNER = "import sys; from cain.cli import main; sys.argv[0] = 'cain-opt'; sys.exit(main())"
 
@@ -56,11 +55,7 @@ def main(argv: Sequence[str] | None = None) -> int:
         f"budget={args.budget.nodes}" if args.budget.nodes is not None else f"time={args.budget.seconds:g}"
     )
     machine = machine_info()
-    with tempfile.TemporaryDirectory(prefix="cain-baseline-") as tmp:
-        trees = [Tree("current", ROOT)]
-        if args.baseline:
-            trees.append(export_revision(args.baseline, Path(tmp)))
-            machine["baseline"] = trees[1].label
+    with versions_of(args.baseline, machine) as trees:
         rows, records = [], []
         for i, path in enumerate(args.files):
             runs = {}

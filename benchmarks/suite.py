@@ -23,7 +23,8 @@ import random
 import subprocess
 import sys
 import tempfile
-from collections.abc import Sequence
+from collections.abc import Iterator, Sequence
+from contextlib import contextmanager
 from dataclasses import dataclass
 from fractions import Fraction
 from pathlib import Path
@@ -457,6 +458,18 @@ def export_revision(rev: str, into: Path) -> Tree:
     return Tree(f"{rev} ({commit[:10]})", into, str(into))
 
 
+@contextmanager
+def versions_of(baseline: str | None, machine: dict) -> Iterator[list[Tree]]:
+    """Today's code, and `baseline` (a git revision, if any) unpacked into a temporary directory for as long
+    as the block runs; the baseline's label is noted in `machine`."""
+    with tempfile.TemporaryDirectory(prefix="cain-baseline-") as tmp:
+        trees = [Tree("current", ROOT)]
+        if baseline:
+            trees.append(export_revision(baseline, Path(tmp)))
+            machine["baseline"] = trees[1].label
+        yield trees
+
+
 def search_in_process(
     tree: Tree,
     entry: SuiteFilter,
@@ -690,11 +703,7 @@ def main(argv: Sequence[str] | None = None) -> int:
         and (not args.filters or f.name in args.filters)
     ]
     machine = machine_info()
-    with tempfile.TemporaryDirectory(prefix="cain-baseline-") as tmp:
-        trees = [Tree("current", ROOT)]
-        if args.baseline:
-            trees.append(export_revision(args.baseline, Path(tmp)))
-            machine["baseline"] = trees[1].label
+    with versions_of(args.baseline, machine) as trees:
         versions = [t.label for t in trees]
         rows, all_runs = [], []
         for i, entry in enumerate(chosen):

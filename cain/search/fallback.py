@@ -98,7 +98,8 @@ def registers_needed(program: Program) -> int:
         dies = any(last[o] == i for k, o in enumerate(instr.operands) if k in shares)
         extra = len(MACROS[instr.macro].scratch) + (0 if dies else 1)
         need = max(need, live + extra)  # its operands are live already
-        live += sum(1 for r in instr.results if last.get(r, -1) > i) - len({o for o in instr.operands if last[o] == i})
+        live -= len({o for o in instr.operands if last[o] == i})
+        live += sum(1 for r in instr.results if last.get(r, -1) > i)
     return need
 
 
@@ -123,7 +124,7 @@ class _Builder:
         self.all, self.divide = _macros(set_name)
         self.instrs: list[Instr] = []
         self.trace: list[tuple] = []
-        self.first = self.next = first
+        self.next = first
         self.count = count
 
     def op(self, macro: str, operands: tuple[int, ...], directions: tuple[str, ...] = ()) -> int:
