@@ -55,6 +55,11 @@ class Budget:
     def __str__(self) -> str:
         return f"{self.nodes} nodes" if self.nodes is not None else f"{self.seconds:g} s"
 
+    @property
+    def option(self) -> str:
+        """The search pass option that sets this budget (`budget=N` or `time=S`)."""
+        return f"budget={self.nodes}" if self.nodes is not None else f"time={self.seconds:g}"
+
     def config(self) -> dict[str, Any]:
         """The `SearchConfig` fields this budget sets."""
         return {"node_budget": self.nodes, "time_budget": self.seconds}

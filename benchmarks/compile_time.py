@@ -25,10 +25,9 @@ from benchmarks.suite import Tree, versions_of
 _RUNNER = "import sys; from cain.cli import main; sys.argv[0] = 'cain-opt'; sys.exit(main())"
 
 
-def compile_file(tree: Tree, path: Path, budget: str) -> tuple[float, int, str]:
-    """`tree`'s cain-opt on `path` at `budget` nodes or seconds: (wall seconds, exit status, output digest)."""
+def compile_file(tree: Tree, path: Path, pipeline: str) -> tuple[float, int, str]:
+    """`tree`'s cain-opt on `path` through `pipeline`: (wall seconds, exit status, output digest)."""
     env = None if tree.pythonpath is None else {**os.environ, "PYTHONPATH": tree.pythonpath}
-    pipeline = f"search{{{budget} quiet=true}},regalloc,emit"
     started = time.perf_counter()
     done = subprocess.run(
         [sys.executable, "-c", _RUNNER, str(path.resolve()), "-p", pipeline],
@@ -51,16 +50,14 @@ def main(argv: Sequence[str] | None = None) -> int:
     missing = [str(f) for f in args.files if not f.is_file()]
     if missing:
         parser.error(f"no such file: {', '.join(missing)}")
-    budget = (
-        f"budget={args.budget.nodes}" if args.budget.nodes is not None else f"time={args.budget.seconds:g}"
-    )
+    pipeline = f"search{{{args.budget.option} quiet=true}},regalloc,emit"
     machine = machine_info()
     with versions_of(args.baseline, machine) as trees:
         rows, records = [], []
         for i, path in enumerate(args.files):
             runs = {}
             for tree in trees if i % 2 == 0 else trees[::-1]:
-                runs[tree.label] = compile_file(tree, path, budget)
+                runs[tree.label] = compile_file(tree, path, pipeline)
                 log(
                     args, f"[{i + 1}/{len(args.files)}] {path.name} {tree.label}: {runs[tree.label][0]:.1f} s"
                 )
@@ -81,7 +78,7 @@ def main(argv: Sequence[str] | None = None) -> int:
     headers += ["same output"] if len(trees) > 1 else []
     totals = ["**total**", *(sum(r[1 + k] for r in rows) for k in range(len(trees)))]
     totals += [""] * (len(headers) - len(totals))
-    body = f"`cain-opt FILE -p 'search{{{budget}}},regalloc,emit'`, wall-clock seconds.\n\n"
+    body = f"`cain-opt FILE -p '{pipeline}'`, wall-clock seconds.\n\n"
     body += markdown_table(headers, [*rows, totals]) + "\n"
     write_outputs(
         args,
@@ -89,7 +86,7 @@ def main(argv: Sequence[str] | None = None) -> int:
         "Compile time per kernel file",
         argv=argv,
         machine=machine,
-        data={"versions": labels, "budget": budget, "files": records},
+        data={"versions": labels, "pipeline": pipeline, "files": records},
         body=body,
         draw=None,
     )

@@ -122,7 +122,7 @@ def compile_case(text: str, budget: Budget, workdir: Path) -> Outcome:
     source.write_text(text)
     ir = workdir / "case.mlir"
     status, _, err = cain_opt(
-        [str(source), "-p", f"search{{{_limit(budget)} quiet=true}},regalloc", "-o", str(ir)]
+        [str(source), "-p", f"search{{{budget.option} quiet=true}},regalloc", "-o", str(ir)]
     )
     outcome = _classify(status, err)
     if outcome is not None:
@@ -150,11 +150,6 @@ def compile_case(text: str, budget: Budget, workdir: Path) -> Outcome:
     outcome = outcome or Outcome("passed", macros=macros)
     outcome.seconds = time.perf_counter() - started
     return outcome
-
-
-def _limit(budget: Budget) -> str:
-    """The search pass option that sets `budget`."""
-    return f"budget={budget.nodes}" if budget.nodes is not None else f"time={budget.seconds:g}"
 
 
 def _classify(status: int | None, err: str) -> Outcome | None:

@@ -103,8 +103,9 @@ class SearchPass(ModulePass):
             filt = filter_from_op(filter_op)
             cfg = self.config(filt.instruction_set)
             result = search(filt, cfg)
+            names = register_names(filt, cfg)
             if result.plan is None and result.registers_needed is not None:
-                registers, inputs, outputs = len(register_names(filt, cfg)), len(filt.inputs), len(filt.kernels)
+                registers, inputs, outputs = len(names), len(filt.inputs), len(filt.kernels)
                 why = "the search found none"
                 if result.stopped == "impossible":
                     why = (
@@ -147,7 +148,7 @@ class SearchPass(ModulePass):
             if result.constructive and result.stopped == "impossible" and not self.quiet:
                 sys.stderr.write(
                     f"search: no program of the search's model fits '{filt.name}' in its "
-                    f"{len(register_names(filt, cfg))} registers (proven: every register ends holding an output), so "
+                    f"{len(names)} registers (proven: every register ends holding an output), so "
                     f"the search did not run; this program is built kernel by kernel ({result.program.macros} macros)\n"
                 )
             elif result.constructive and not result.events and not self.quiet:
@@ -166,7 +167,7 @@ class SearchPass(ModulePass):
             if result.optimal:
                 counts["optimal"] = 1
             # the kernel carries the register file searched, which regalloc then allocates in
-            searched = replace(filt, registers=register_names(filt, cfg))
+            searched = replace(filt, registers=names)
             if result.bus_ops is not None:
                 kernel = kernel_from_program(result.program, searched)
                 found = {**bus_counts(result.bus_ops), "icw_bound": result.icw_bound}

@@ -604,7 +604,16 @@ def candidates(
                         continue
                     if not floating and not doubling and split == 0 and halvings == filt.depth:
                         continue  # one walk a kernel: where it ends does not matter
-                    yield list(order), split, halvings, floating, doubling, sharing, copies, staircase
+                    yield {
+                        "order": list(order),
+                        "split": split,
+                        "halvings": halvings,
+                        "floating": floating,
+                        "doubling": doubling,
+                        "sharing": sharing,
+                        "copies": copies,
+                        "staircase": staircase,
+                    }
 
     first = channels + len(bases)
     ranked = []
@@ -613,7 +622,7 @@ def candidates(
         if stop is not None and stop():
             break
         b = _Builder(set_name, first, count=True)
-        if _build(b, filt, *option[:6], bases, *option[6:]) is not None:
+        if _build(b, filt, bases=bases, **option) is not None:
             trace = tuple(b.trace)
             if trace not in traces:
                 traces.add(trace)
@@ -622,14 +631,12 @@ def candidates(
     return _built(filt, set_name, bases, [option for _, _, option in ranked])
 
 
-def _built(filt: Filter, set_name: str, bases: Bases, options: list[tuple]) -> Iterator[Program]:
-    """The programs of `options` (ranked by length), built one at a time as they are asked for, each
-    different one once."""
+def _built(filt: Filter, set_name: str, bases: Bases, options: list[dict]) -> Iterator[Program]:
+    """The programs of `options` (`constructive`'s arguments, ranked by length), built one at a time as
+    they are asked for, each different one once."""
     seen = set()
-    for order, split, halvings, floating, doubling, sharing, copies, staircase in options:
-        program = constructive(
-            filt, set_name, order, split, halvings, floating, doubling, sharing, bases, copies, staircase
-        )
+    for option in options:
+        program = constructive(filt, set_name, bases=bases, **option)
         key = tuple(program.instrs)
         if key not in seen:
             seen.add(key)
