@@ -1,13 +1,6 @@
 """benchmarks/batch.py end to end on a tiny node budget: every executor compiles every filter to the same
 programs."""
 
-import sys
-from pathlib import Path
-
-ROOT = Path(__file__).resolve().parents[1]
-if str(ROOT) not in sys.path:
-    sys.path.insert(0, str(ROOT))
-
 from benchmarks import batch
 
 

@@ -13,8 +13,6 @@ from pathlib import Path
 import pytest
 
 ROOT = Path(__file__).resolve().parents[1]
-if str(ROOT) not in sys.path:
-    sys.path.insert(0, str(ROOT))
 
 from benchmarks import approximation, bus, common, existence, heuristic, scaling, simultaneous, table1
 from cain.model.goal import Goal

@@ -4,14 +4,11 @@ brute force over programs, every bound at most the optimum, and the bound in res
 from __future__ import annotations
 
 import itertools
-import sys
 from pathlib import Path
 
 import pytest
 
 ROOT = Path(__file__).resolve().parents[1]
-if str(ROOT) not in sys.path:
-    sys.path.insert(0, str(ROOT))
 
 from benchmarks import optimal
 from cain import cli

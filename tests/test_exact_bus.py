@@ -5,14 +5,8 @@ bound at most a length actually achieved, the budget honoured, and the pipeline'
 from __future__ import annotations
 
 import itertools
-import sys
-from pathlib import Path
 
 import pytest
-
-ROOT = Path(__file__).resolve().parents[1]
-if str(ROOT) not in sys.path:
-    sys.path.insert(0, str(ROOT))
 
 from benchmarks import optimal
 from cain import cli

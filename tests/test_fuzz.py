@@ -11,7 +11,6 @@ configs and goal / scamp5 IR give a one-line error and exit 1, never a traceback
 from __future__ import annotations
 
 import re
-import sys
 import tempfile
 from pathlib import Path
 
@@ -30,8 +29,6 @@ from xdsl.context import Context
 from cain.diagnostics import CainError
 
 ROOT = Path(__file__).resolve().parents[1]
-if str(ROOT) not in sys.path:
-    sys.path.insert(0, str(ROOT))
 
 from benchmarks.common import Budget
 from benchmarks.fuzz import CASES_DIR, cain_opt, compile_case, kernel_file

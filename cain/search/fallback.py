@@ -103,6 +103,81 @@ def registers_needed(program: Program) -> int:
     return need
 
 
+def _traced_registers(trace: list[tuple], first: int, outputs: list[int], fused: bool) -> int | None:
+    """`registers_needed` of the program a counting `_Builder` traced (values below `first` its inputs), found
+    without building it: a walk counts as one step whose pressure inside depends only on its steps, which
+    of its operands die in it and whether its result is used after (`_walk_pressure`, cached). None when
+    a walk reads one value under two names (then only the program built can tell)."""
+    last: dict[int, int] = {}
+    walks: list[tuple | None] = []
+    for i, item in enumerate(trace):
+        if len(item) == 3:  # an instruction: (macro, operands, directions)
+            operands = item[1]
+            walks.append(None)
+        else:  # a walk: (key, here, final, acc, sources)
+            key, here, final, acc, sources = item
+            steps, _ = _walk_steps(key, here, final, fused, acc is None)
+            refs = _walk_refs(steps)
+            operands = tuple(acc if r is None else sources[r[1]] for r in refs)
+            walks.append((steps, refs, operands))
+        for o in operands:
+            last[o] = i
+    n = len(trace)
+    for v in outputs:
+        last[v] = n
+    live = sum(1 for v in range(first) if v in last)
+    need = live
+    value = first
+    for i, item in enumerate(trace):
+        walk = walks[i]
+        if walk is None:
+            macro, operands, _ = item
+            shares = _shares(macro)
+            dies = any(last[o] == i for k, o in enumerate(operands) if k in shares)
+            need = max(need, live + len(MACROS[macro].scratch) + (0 if dies else 1))
+            live -= len({o for o in operands if last[o] == i})
+            live += last.get(value, -1) > i
+            value += 1
+            continue
+        steps, refs, operands = walk
+        if not steps:
+            continue
+        if len(set(operands)) < len(operands):
+            return None  # one value read under two names: the pressure is not the steps' alone
+        dying = frozenset(r for r, o in zip(refs, operands, strict=True) if last[o] == i)
+        value += len(steps)
+        peak, change = _walk_pressure(steps, dying, last.get(value - 1, -1) > i)
+        need = max(need, live + peak)
+        live += change
+    return need
+
+
+@lru_cache(maxsize=65536)
+def _walk_refs(steps: tuple[Step, ...]) -> tuple[tuple[str, int] | None, ...]:
+    """The operands a walk reads from outside it (None: the accumulator it starts from; `("s", z)`: source
+    `z`), in order of first use."""
+    return tuple(dict.fromkeys(r for _, refs, _ in steps for r in refs if r is None or r[0] == "s"))
+
+
+@lru_cache(maxsize=65536)
+def _walk_pressure(steps: tuple[Step, ...], dying: frozenset, used_after: bool) -> tuple[int, int]:
+    """A walk's peak register pressure and its change in live values, both counted from the values live
+    before it: `dying` are the outside operands read for the last time in it, `used_after` whether its
+    result is (`registers_needed`, instruction by instruction)."""
+    last = {}
+    for t, (_, refs, _) in enumerate(steps):
+        for r in refs:
+            last[r] = t
+    live = peak = 0
+    for t, (macro, refs, _) in enumerate(steps):
+        ends = {r for r in refs if last[r] == t and (r is not None and r[0] == "v" or r in dying)}
+        dies = any(r in ends for k, r in enumerate(refs) if k in _shares(macro))
+        peak = max(peak, live + len(MACROS[macro].scratch) + (0 if dies else 1))
+        live -= len(ends)
+        live += ("v", t) in last or (t == len(steps) - 1 and used_after)
+    return peak, live
+
+
 @cache
 def _shares(name: str) -> frozenset[int]:
     """The operand indices of macro `name` whose register its result may take."""
@@ -262,8 +337,6 @@ def _walk_steps(
 
     steps = tuple((i.macro, tuple(ref(o) for o in i.operands), i.directions) for i in instrs)
     return steps, ((0, 0) if final else path[-1])
-
-
 
 
 def _levels(goal: Goal, e: int) -> tuple[list[Terms], Terms]:
@@ -567,13 +640,18 @@ minute and more for some two-channel fuzz filters)."""
 
 
 def candidates(
-    filt: Filter, set_name: str, bases: Bases = (), stop: Callable[[], bool] | None = None
+    filt: Filter,
+    set_name: str,
+    bases: Bases = (),
+    stop: Callable[[], bool] | None = None,
+    registers: int | None = None,
 ) -> Iterator[Program]:
     """Every constructive program worth trying, shortest first: each kernel order (kernels whose register
     holds an input last), each point to halve the inputs and each number of halvings (`bases`: values
     already computed that the kernels may start from, as `constructive`). Their lengths are counted first,
     without instructions, and each program is built only when asked for: a big filter has thousands, and
-    the first that fits usually ends the search. Once `stop()` is true, only those counted so far."""
+    the first that fits usually ends the search. With `registers`, only those whose `registers_needed` (also
+    counted without building them) is at most that. Once `stop()` is true, only those counted so far."""
     input_regs = {reg for _, reg in filt.inputs}
     kernels = range(len(filt.kernels))
     orders = sorted(
@@ -622,10 +700,15 @@ def candidates(
         if stop is not None and stop():
             break
         b = _Builder(set_name, first, count=True)
-        if _build(b, filt, bases=bases, **option) is not None:
+        results = _build(b, filt, bases=bases, **option)
+        if results is not None:
             trace = tuple(b.trace)
-            if trace not in traces:
-                traces.add(trace)
+            if trace in traces:
+                continue
+            traces.add(trace)
+            outputs = [results[k] for k in range(len(filt.kernels))] + list(range(channels, first))
+            needed = None if registers is None else _traced_registers(b.trace, first, outputs, b.all)
+            if needed is None or needed <= registers:
                 ranked.append((b.next - first, i, option))
     ranked.sort(key=lambda r: r[:2])
     return _built(filt, set_name, bases, [option for _, _, option in ranked])
@@ -653,7 +736,7 @@ def fallback(
 ) -> tuple[Program, Program] | None:
     """The shortest constructive program that `finish` register-allocates (on `registers`) and verifies,
     and its SSA form; None when none fits the registers. `bases` and `stop` as for `candidates`."""
-    return shortest_fitting(candidates(filt, set_name, bases, stop), registers, finish)
+    return shortest_fitting(candidates(filt, set_name, bases, stop, len(registers)), registers, finish)
 
 
 def shortest_fitting(

@@ -294,7 +294,7 @@ def programs(
             continue
         sub_filter = replace(filt, kernels=tuple(k for i, k in enumerate(filt.kernels) if i != last))
         tried: dict[int, int] = {}
-        for sub in candidates(sub_filter, set_name, stop=stop):
+        for sub in candidates(sub_filter, set_name, stop=stop, registers=registers):
             if stop is not None and stop():
                 break
             if registers_needed(sub) > registers or (ends := _inputs(sub, filt.depth, channels)) is None:

@@ -67,10 +67,10 @@ def construct(
     verifies; None when none fits, or when `stop()` turns true first (nothing is then remembered)."""
     key = (sub, set_name, bases)
     if key not in _CONSTRUCTED:
-        programs = candidates(sub, set_name, bases, stop)
+        names = sub.registers + tuple(reg for reg, _ in bases)
+        programs = candidates(sub, set_name, bases, stop, len(names))
         if stop is not None and stop():
             return None
-        names = sub.registers + tuple(reg for reg, _ in bases)
         found = shortest_fitting(programs, names, lambda p: finish(p, sub, names, bases))
         if len(_CONSTRUCTED) >= 256:
             _CONSTRUCTED.clear()
