@@ -37,7 +37,7 @@ from cain.backend.emit_c import c_identifier
 from cain.backend.sim import correlate, random_images, reach
 from cain.backend.verify import verify_kernel
 from cain.frontend.kernel import lower_source, parse_filter
-from cain.search.fallback import candidates
+from cain.search.fallback import candidates, registers_needed
 
 FAST = settings(
     max_examples=12, derandomize=True, deadline=None, suppress_health_check=[HealthCheck.too_slow]
@@ -210,3 +210,16 @@ def test_every_constructive_program_computes_its_kernels(text, set_name):
         assert programs  # both sets have a division
         for program in programs:
             assert program.output_goals(filt.initial_goals()) == filt.final_goals()
+
+
+@settings(max_examples=5, derandomize=True, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@given(kernel_files(), st.sampled_from(["all", "basic"]), st.integers(0, 2))
+def test_candidates_for_a_register_count_are_those_that_fit_it(text, set_name, spare):
+    """Asked for the candidates that fit a register count, the constructive program counts what each needs
+    without building it: the same programs, in the same order, as building all and keeping those whose
+    `registers_needed` is at most that count."""
+    for filt in [filter_from_op(op) for op in lowered(text).walk() if isinstance(op, FilterOp)]:
+        every = list(candidates(filt, set_name))
+        registers = min(registers_needed(p) for p in every) + spare
+        fitting = [p.instrs for p in candidates(filt, set_name, registers=registers)]
+        assert fitting == [p.instrs for p in every if registers_needed(p) <= registers]
