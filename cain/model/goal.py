@@ -105,6 +105,8 @@ class Goal:
     def __add__(self, other: Goal) -> Goal:
         if not other.items:
             return self
+        if not self.items:
+            return other
         merged = dict(self.items)
         cancelled = False
         for atom, count in other.items:

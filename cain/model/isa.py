@@ -145,10 +145,12 @@ class Macro:
         Raises ValueError when a division meets an odd count (the result is not a whole goal).
         """
         offset = offset_of(directions)
-        total = Goal()
+        total = None
         for t in self.terms:
             g = operands[t.operand].shifted(offset) if t.shifted else operands[t.operand]
-            total = total + (g if t.sign > 0 else -g)
+            g = g if t.sign > 0 else -g
+            total = g if total is None else total + g
+        total = Goal() if total is None else total
         if self.scale == 1:
             return total
         if self.scale == 0:
