@@ -652,6 +652,24 @@ def candidates(
     without instructions, and each program is built only when asked for: a big filter has thousands, and
     the first that fits usually ends the search. With `registers`, only those whose `registers_needed` (also
     counted without building them) is at most that. Once `stop()` is true, only those counted so far."""
+    ranked = _ranked(filt, set_name, bases, stop)
+    fit = [option for _, needed, option in ranked if registers is None or needed is None or needed <= registers]
+    return _built(filt, set_name, bases, fit)
+
+
+_RANKED: dict[tuple[Filter, str, Bases], list[tuple[int, int | None, dict]]] = {}
+"""`_ranked`'s complete answers: the fallback asks again for more registers, kernel by kernel again and
+again."""
+
+
+def _ranked(
+    filt: Filter, set_name: str, bases: Bases, stop: Callable[[], bool] | None
+) -> list[tuple[int, int | None, dict]]:
+    """Each different option of `candidates` as `(length, registers needed, options)`, shortest first
+    (ties in the order tried), counted without building the programs (`_traced_registers`)."""
+    key = (filt, set_name, bases)
+    if key in _RANKED:
+        return _RANKED[key]
     input_regs = {reg for _, reg in filt.inputs}
     kernels = range(len(filt.kernels))
     orders = sorted(
@@ -696,8 +714,10 @@ def candidates(
     first = channels + len(bases)
     ranked = []
     traces = set()  # options with the same trace build the same program: only the first is kept
+    complete = True
     for i, option in enumerate(options()):
         if stop is not None and stop():
+            complete = False
             break
         b = _Builder(set_name, first, count=True)
         results = _build(b, filt, bases=bases, **option)
@@ -707,11 +727,15 @@ def candidates(
                 continue
             traces.add(trace)
             outputs = [results[k] for k in range(len(filt.kernels))] + list(range(channels, first))
-            needed = None if registers is None else _traced_registers(b.trace, first, outputs, b.all)
-            if needed is None or needed <= registers:
-                ranked.append((b.next - first, i, option))
+            needed = _traced_registers(b.trace, first, outputs, b.all)
+            ranked.append((b.next - first, i, needed, option))
     ranked.sort(key=lambda r: r[:2])
-    return _built(filt, set_name, bases, [option for _, _, option in ranked])
+    out = [(length, needed, option) for length, _, needed, option in ranked]
+    if complete:
+        if len(_RANKED) >= 64:
+            _RANKED.clear()
+        _RANKED[key] = out
+    return out
 
 
 def _built(filt: Filter, set_name: str, bases: Bases, options: list[dict]) -> Iterator[Program]:
