@@ -653,20 +653,20 @@ def candidates(
     the first that fits usually ends the search. With `registers`, only those whose `registers_needed` (also
     counted without building them) is at most that. Once `stop()` is true, only those counted so far."""
     ranked = _ranked(filt, set_name, bases, stop)
-    fit = [option for _, needed, option in ranked if registers is None or needed is None or needed <= registers]
+    fit = [option for needed, option in ranked if registers is None or needed is None or needed <= registers]
     return _built(filt, set_name, bases, fit)
 
 
-_RANKED: dict[tuple[Filter, str, Bases], list[tuple[int, int | None, dict]]] = {}
+_RANKED: dict[tuple[Filter, str, Bases], list[tuple[int | None, dict]]] = {}
 """`_ranked`'s complete answers: the fallback asks again for more registers, kernel by kernel again and
 again."""
 
 
 def _ranked(
     filt: Filter, set_name: str, bases: Bases, stop: Callable[[], bool] | None
-) -> list[tuple[int, int | None, dict]]:
-    """Each different option of `candidates` as `(length, registers needed, options)`, shortest first
-    (ties in the order tried), counted without building the programs (`_traced_registers`)."""
+) -> list[tuple[int | None, dict]]:
+    """Each different option of `candidates` as `(registers needed, options)`, shortest first (ties in the
+    order tried), both counted without building the programs (`_traced_registers`)."""
     key = (filt, set_name, bases)
     if key in _RANKED:
         return _RANKED[key]
@@ -730,7 +730,7 @@ def _ranked(
             needed = _traced_registers(b.trace, first, outputs, b.all)
             ranked.append((b.next - first, i, needed, option))
     ranked.sort(key=lambda r: r[:2])
-    out = [(length, needed, option) for length, _, needed, option in ranked]
+    out = [(needed, option) for _, _, needed, option in ranked]
     if complete:
         if len(_RANKED) >= 64:
             _RANKED.clear()
