@@ -94,13 +94,20 @@ def registers_needed(program: Program) -> int:
     live = sum(1 for v, _ in program.inputs if v in last)  # values made before and read from here on
     need = live
     for i, instr in enumerate(program.instrs):
-        shares = _shares(instr.macro)
-        dies = any(last[o] == i for k, o in enumerate(instr.operands) if k in shares)
-        extra = len(MACROS[instr.macro].scratch) + (0 if dies else 1)
+        ends = {o for o in instr.operands if last[o] == i}
+        used = sum(1 for r in instr.results if last.get(r, -1) > i)
+        extra, change = _pressure(instr.macro, instr.operands, ends, used)
         need = max(need, live + extra)  # its operands are live already
-        live -= len({o for o in instr.operands if last[o] == i})
-        live += sum(1 for r in instr.results if last.get(r, -1) > i)
+        live += change
     return need
+
+
+def _pressure(macro: str, operands: tuple, ends: set, used: int) -> tuple[int, int]:
+    """One instruction's registers above the values live before it (a register for its result unless an
+    operand it may share dies there, and its scratch registers) and the change in live values: `ends`,
+    the operands read for the last time here; `used`, how many of its results are read after."""
+    dies = any(o in ends for k, o in enumerate(operands) if k in _shares(macro))
+    return len(MACROS[macro].scratch) + (0 if dies else 1), used - len(ends)
 
 
 def _traced_registers(trace: list[tuple], first: int, outputs: list[int], fused: bool) -> int | None:
@@ -132,11 +139,10 @@ def _traced_registers(trace: list[tuple], first: int, outputs: list[int], fused:
         walk = walks[i]
         if walk is None:
             macro, operands, _ = item
-            shares = _shares(macro)
-            dies = any(last[o] == i for k, o in enumerate(operands) if k in shares)
-            need = max(need, live + len(MACROS[macro].scratch) + (0 if dies else 1))
-            live -= len({o for o in operands if last[o] == i})
-            live += last.get(value, -1) > i
+            ends = {o for o in operands if last[o] == i}
+            extra, change = _pressure(macro, operands, ends, last.get(value, -1) > i)
+            need = max(need, live + extra)
+            live += change
             value += 1
             continue
         steps, refs, operands = walk
@@ -171,10 +177,10 @@ def _walk_pressure(steps: tuple[Step, ...], dying: frozenset, used_after: bool) 
     live = peak = 0
     for t, (macro, refs, _) in enumerate(steps):
         ends = {r for r in refs if last[r] == t and (r is not None and r[0] == "v" or r in dying)}
-        dies = any(r in ends for k, r in enumerate(refs) if k in _shares(macro))
-        peak = max(peak, live + len(MACROS[macro].scratch) + (0 if dies else 1))
-        live -= len(ends)
-        live += ("v", t) in last or (t == len(steps) - 1 and used_after)
+        used = ("v", t) in last or (t == len(steps) - 1 and used_after)
+        extra, change = _pressure(macro, refs, ends, used)
+        peak = max(peak, live + extra)
+        live += change
     return peak, live
 
 
