@@ -19,7 +19,7 @@ from cain.search.fallback import constructive, fallback
 from cain.search.kernel_by_kernel import kernel_by_kernel, kernel_order
 from cain.search.plan import direct_solution
 from cain.search.space import Space
-from cain.search.worker import BUS_CANDIDATES, BUS_OPTIONS, construct, finish, to_score
+from cain.search.worker import BUS_CANDIDATES, BUS_OPTIONS, allocated, construct, finish, to_score
 
 EXAMPLES = Path(__file__).parent.parent / "examples"
 
@@ -470,7 +470,7 @@ def test_a_kernel_starts_from_one_built_before_it():
     shared = constructive(sub, "all", [0], 0, 0, sharing=True, bases=bases)
     assert shared.macros < alone.macros
     names = (*sub.registers, "B")
-    done = fallback(sub, "all", names, lambda p: finish(p, sub, names, bases), bases)
+    done = fallback(sub, "all", names, lambda p: allocated(p, names), bases)
     assert done is not None and done[1].macros <= shared.macros
     verify_program(done[0], [*sub.initial_goals(), bases[0][1]], [*sub.final_goals(), bases[0][1]], f.depth)
 
@@ -493,7 +493,7 @@ def test_a_kernel_doubles_what_is_left_after_one_built_before_it():
 
     both = build(doubling=True, sharing=True)
     assert both.macros < min(build(True, False).macros, build(False, True).macros)
-    done = finish(both, sub, names, bases)
+    done = allocated(both, names)
     verify_program(done, [*sub.initial_goals(), bases[0][1]], [*sub.final_goals(), bases[0][1]], f.depth)
 
 

@@ -142,7 +142,8 @@ class SearchResult:
     constructive: bool = False
     """The program is the constructive fallback's (shorter than the search's, or the search had none)."""
     finish_seconds: float = 0.0
-    """Time after the search itself: building, allocating and verifying the constructive program."""
+    """Time after the search itself: verifying its program, and building, allocating and verifying the
+    constructive one."""
     registers_needed: int | None = None
     """When there is no program: the fewest registers the constructive fallback needs (None: not known)."""
     bus_ops: list[MicroOp] | None = None

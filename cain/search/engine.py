@@ -22,7 +22,7 @@ from cain.search.exact_bus import ExactBusSearch, upper_ops
 from cain.search.fallback import fallback, shortest_fitting
 from cain.search.full import full_bag_refuted
 from cain.search.space import Space
-from cain.search.worker import Worker, finish
+from cain.search.worker import Worker, finish, verify
 
 
 def _own_peak_memory() -> int:
@@ -87,8 +87,12 @@ def search(filt: Filter, cfg: SearchConfig | None = None) -> SearchResult:
     else:
         result = _search_heuristic(filt, cfg, names, start, bound)
     result.seconds = time.perf_counter() - start
+    after = time.perf_counter()
+    if result.program is not None:
+        verify(result.program, filt)
     if cfg.fallback:
         _fallback(result, filt, cfg, names)
+    result.finish_seconds = time.perf_counter() - after
     result.lower_bound = max(result.lower_bound, bound)
     result.model_bound = max(result.model_bound, result.lower_bound)
     result.optimal = result.program is not None and result.program.macros <= result.model_bound
@@ -339,11 +343,10 @@ def _fallback(result: SearchResult, filt: Filter, cfg: SearchConfig, names: tupl
     note how many registers the constructive one needs. Its time is `finish_seconds`, not the search's.
     Under a time budget, when the search has a plan, only the candidates built within a quarter of the budget
     are tried (a big filter has thousands); with no plan, every one, to find a program if any fits."""
-    begun = time.perf_counter()
     stop = None
     timed, seconds = _timing(cfg)
     if result.program is not None and timed:
-        late = begun + FINISH_SHARE * seconds
+        late = time.perf_counter() + FINISH_SHARE * seconds
         stop = lambda: time.perf_counter() >= late
     found = _constructive(filt, cfg, names, stop)
     if found is not None:
@@ -360,7 +363,6 @@ def _fallback(result: SearchResult, filt: Filter, cfg: SearchConfig, names: tupl
             if fallback(filt, cfg.instruction_set, wider, lambda p, w=wider: finish(p, filt, w)) is not None:
                 result.registers_needed = len(wider)
                 break
-    result.finish_seconds = time.perf_counter() - begun
 
 
 def _search_one(

@@ -44,16 +44,27 @@ AGAIN_SHARE = 0.5
 """The part of the budget the kernels are compiled with again, at `AGAIN_MARK` (or what is left of it)."""
 
 
-def finish(program: Program, filt: Filter, names: tuple[str, ...], bases: Bases = ()) -> Program | None:
-    """The plan register-allocated and verified, or None when allocation fails (`bases`: extra inputs it
-    keeps, as `cain.search.kernel_by_kernel` gives a constructive plan)."""
+def allocated(program: Program, names: tuple[str, ...]) -> Program | None:
+    """The plan register-allocated on `names`, or None when it does not fit them. The search's plans are
+    verified once, when the search returns its best (`cain.search.engine.search`): verifying each as it is
+    found took a second on a big filter, past the end of a time budget."""
     try:
-        program = allocate(program, names)
+        return allocate(program, names)
     except CainError:
         return None
-    kept = [goal for _, goal in bases]
-    verify_program(program, filt.initial_goals() + kept, filt.final_goals() + kept, filt.depth)
+
+
+def finish(program: Program, filt: Filter, names: tuple[str, ...]) -> Program | None:
+    """The plan register-allocated and verified, or None when allocation fails."""
+    program = allocated(program, names)
+    if program is not None:
+        verify(program, filt)
     return program
+
+
+def verify(program: Program, filt: Filter) -> None:
+    """Raise unless the allocated `program` computes `filt`'s kernels (`verify_program`)."""
+    verify_program(program, filt.initial_goals(), filt.final_goals(), filt.depth)
 
 
 _CONSTRUCTED: dict[tuple[Filter, str, Bases], Program | None] = {}
@@ -63,15 +74,15 @@ _CONSTRUCTED: dict[tuple[Filter, str, Bases], Program | None] = {}
 def construct(
     sub: Filter, set_name: str, bases: Bases = (), stop: Callable[[], bool] | None = None
 ) -> Program | None:
-    """The constructive plan (SSA) of `sub` that allocates on its registers and those of `bases`, and
-    verifies; None when none fits, or when `stop()` turns true first (nothing is then remembered)."""
+    """The constructive plan (SSA) of `sub` that allocates on its registers and those of `bases`; None when
+    none fits, or when `stop()` turns true first (nothing is then remembered)."""
     key = (sub, set_name, bases)
     if key not in _CONSTRUCTED:
         names = sub.registers + tuple(reg for reg, _ in bases)
         programs = candidates(sub, set_name, bases, stop, len(names))
         if stop is not None and stop():
             return None
-        found = shortest_fitting(programs, names, lambda p: finish(p, sub, names, bases))
+        found = shortest_fitting(programs, names, lambda p: allocated(p, names))
         if len(_CONSTRUCTED) >= 256:
             _CONSTRUCTED.clear()
         _CONSTRUCTED[key] = found[1] if found is not None else None
@@ -243,11 +254,11 @@ class Worker:
         return macros > self.best_cost or tie
 
     def _offer(self, program: Program) -> None:
-        """Keep `program` (an SSA plan) as the best if it is shorter, fits the registers and verifies; under
+        """Keep `program` (an SSA plan) as the best if it is shorter and fits the registers; under
         `cost=icws` plans as short as the best are kept too, as candidates for bus-level scoring."""
         if self._beaten(program.macros):  # the plan's own length: allocation only adds moves
             return
-        done = finish(program, self.filt, self.names)
+        done = allocated(program, self.names)
         if done is None:
             self.discarded += 1
             return
