@@ -165,7 +165,7 @@ def main(argv: list[str] | None = None) -> int:
     refused = [r for r in rows if r["outcome"] == "refused"]
     body = (
         f"Worst search time over budget: {fmt(worst, 3)} (target at most 1.1). 'after s' is the time after the "
-        "search: building, allocating and verifying the constructive program, and the final allocation. "
+        "search: verifying the search's program, and building, allocating and verifying the constructive one. "
         "'first line s' is when the progress line first appeared.\n\n" + table + "\n"
     )
     if refused:
