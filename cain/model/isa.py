@@ -145,12 +145,10 @@ class Macro:
         Raises ValueError when a division meets an odd count (the result is not a whole goal).
         """
         offset = offset_of(directions)
-        total = None
+        total = _EMPTY
         for t in self.terms:
             g = operands[t.operand].shifted(offset) if t.shifted else operands[t.operand]
-            g = g if t.sign > 0 else -g
-            total = g if total is None else total + g
-        total = Goal() if total is None else total
+            total = total + (g if t.sign > 0 else -g)
         if self.scale == 1:
             return total
         if self.scale == 0:
@@ -163,6 +161,10 @@ class Macro:
     def sdk_call(self, registers: dict[str, str], directions: tuple[str, ...] = ()) -> str:
         """The SDK spelling, e.g. `movx(B, A, north)`."""
         return self.sdk.format(**registers, **{f"d{i}": d for i, d in enumerate(directions)})
+
+
+_EMPTY = Goal()
+"""Where a macro's sum starts (`Goal.__add__` returns the other goal, without merging)."""
 
 
 def _m(name, sdk, results, operands, dirs, terms, expansion, sets, **kw) -> Macro:
