@@ -22,7 +22,7 @@ from cain.search.exact_bus import ExactBusSearch, upper_ops
 from cain.search.fallback import fallback, shortest_fitting
 from cain.search.full import full_bag_refuted
 from cain.search.space import Space
-from cain.search.worker import Worker, finish, verify
+from cain.search.worker import Worker, allocated, finish, verify
 
 
 def _own_peak_memory() -> int:
@@ -86,8 +86,8 @@ def search(filt: Filter, cfg: SearchConfig | None = None) -> SearchResult:
         result = _search_exact(filt, cfg, names, start, bound)
     else:
         result = _search_heuristic(filt, cfg, names, start, bound)
-    result.seconds = time.perf_counter() - start
     after = time.perf_counter()
+    result.seconds = after - start
     if result.program is not None:
         verify(result.program, filt)
     if cfg.fallback:
@@ -225,7 +225,7 @@ def _prove(
         filt,
         cfg.instruction_set,
         names,
-        lambda plan: finish(plan, filt, names),
+        lambda plan: allocated(plan, names),
         node_budget=cfg.node_budget,
         deadline=deadline,
         only=frozenset(cfg.macros) if cfg.macros is not None else None,
@@ -254,7 +254,8 @@ goal model's search leaves, CP-SAT spends after it on the lowest length not yet 
 
 class _CpSat:
     """CP-SAT's questions, "is there a program of n macros?", within the exact search: a shorter program it
-    finds (allocated and verified) becomes `result`'s; its refutations hold for every program."""
+    finds (allocated; verified with the search's result) becomes `result`'s; its refutations hold for every
+    program."""
 
     def __init__(self, filt: Filter, cfg: SearchConfig, names: tuple[str, ...], start: float, result):
         self.filt, self.cfg, self.names, self.start, self.result = filt, cfg, names, start, result
@@ -276,7 +277,7 @@ class _CpSat:
             self.unknown[n] = given
         if got.status != "found":
             return got.status
-        program = finish(got.plan, self.filt, self.names)
+        program = allocated(got.plan, self.names)
         if program is None or program.macros != n:
             return "unknown"  # it needs more registers than the filter has
         self.result.program, self.result.plan = program, got.plan

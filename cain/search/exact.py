@@ -100,7 +100,8 @@ class ExactSearch:
         self._forgot = False
         self.names = names
         self.finish = finish
-        """`finish(plan) -> Program | None`: allocates and verifies a plan (None if it does not allocate)."""
+        """`finish(plan) -> Program | None`: the plan register-allocated, None if it does not fit (the engine
+        verifies the program the search returns)."""
         self.node_budget = node_budget
         self.deadline = deadline
         self.memo_limit = memo_limit
