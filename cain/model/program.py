@@ -49,6 +49,17 @@ class Program:
         """Length in bus micro-operations: the cost on the device."""
         return sum(MACROS[i.macro].icws for i in self.instrs)
 
+    def last_uses(self) -> dict[int, int]:
+        """The index of the last instruction that reads each value, `len(instrs)` for an output: the one
+        liveness table of a program (values never read are absent)."""
+        last: dict[int, int] = {}
+        for i, instr in enumerate(self.instrs):
+            for o in instr.operands:
+                last[o] = i
+        for v, _ in self.outputs:
+            last[v] = len(self.instrs)
+        return last
+
     def evaluate(self, input_goals: list[Goal]) -> dict[int, Goal]:
         """The goal every value holds, given the goal of each input channel (symbolic execution)."""
         values = {v: g for (v, _), g in zip(self.inputs, input_goals, strict=True)}
