@@ -14,7 +14,6 @@ with Debian's JDK and jars (see that script); `find_cain_java` finds the build, 
 from __future__ import annotations
 
 import json
-import os
 import re
 import shutil
 import subprocess
@@ -71,7 +70,12 @@ class CainJava:
     def describe(self) -> dict[str, str]:
         version = subprocess.run([self.java, "-version"], capture_output=True, text=True, check=False)
         first = (version.stderr or version.stdout).strip().splitlines()[:1]
-        return {"jar": str(self.jar), "commit": self.commit, "heap": self.heap, "jvm": first[0] if first else "?"}
+        return {
+            "jar": str(self.jar),
+            "commit": self.commit,
+            "heap": self.heap,
+            "jvm": first[0] if first else "?",
+        }
 
 
 def find_cain_java(checkout: Path | None, heap: str) -> CainJava | str:
@@ -85,7 +89,9 @@ def find_cain_java(checkout: Path | None, heap: str) -> CainJava | str:
         return f"{checkout} is not a Cain-Java checkout: {HOW_TO}"
     jar = checkout / JAR
     if not jar.is_file():
-        built = subprocess.run(["sh", str(BUILD_SCRIPT), str(checkout)], capture_output=True, text=True, check=False)
+        built = subprocess.run(
+            ["sh", str(BUILD_SCRIPT), str(checkout)], capture_output=True, text=True, check=False
+        )
         if built.returncode != 0 or not jar.is_file():
             return f"Cain-Java did not build: {built.stderr.strip() or built.stdout.strip()}"
     commit = jar.parent / "commit.txt"
@@ -274,7 +280,11 @@ def run_cain_java(tool: CainJava, name: str, filt: Filter, *, budget: Budget, wo
         try:
             done = subprocess.run(
                 [tool.java, f"-Xmx{tool.heap}", "-jar", str(tool.jar), str(path)],
-                capture_output=True, text=True, timeout=timeout, check=False, cwd=tmp,
+                capture_output=True,
+                text=True,
+                timeout=timeout,
+                check=False,
+                cwd=tmp,
             )
         except subprocess.TimeoutExpired:
             return Run(name, "failed", error=f"Cain-Java did not end within {timeout:g} s")
@@ -285,7 +295,10 @@ def run_cain_java(tool: CainJava, name: str, filt: Filter, *, budget: Budget, wo
         return run
     if done.returncode != 0 or out.code is None:
         tail = [line for line in done.stderr.strip().splitlines() if "Exception" in line or "Error" in line]
-        run.status, run.error = "failed", f"Cain-Java exited with {done.returncode}: {(tail or ['no code printed'])[0]}"
+        run.status, run.error = (
+            "failed",
+            f"Cain-Java exited with {done.returncode}: {(tail or ['no code printed'])[0]}",
+        )
         return run
     if out.depth != filt.depth:
         run.status, run.error = "failed", f"Cain-Java approximated at depth {out.depth}, Cain at {filt.depth}"
