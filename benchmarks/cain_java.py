@@ -266,6 +266,16 @@ def program_from_c(code: str, filt: Filter) -> Program:
 # -- one run ---------------------------------------------------------------------------------------------------
 
 
+def resident_peak(pid: int) -> int:
+    """The peak resident set of a running process in bytes (Linux's VmHWM; 0 where it cannot be read)."""
+    try:
+        status = Path(f"/proc/{pid}/status").read_text()
+    except OSError:
+        return 0
+    found = re.search(r"^VmHWM:\s*(\d+) kB", status, re.MULTILINE)
+    return int(found.group(1)) * 1024 if found else 0
+
+
 def run_cain_java(tool: CainJava, name: str, filt: Filter, *, budget: Budget, workers: int) -> Run:
     """Cain-Java on `filt` for `budget` seconds with `workers` threads, in its own JVM; its best program read
     back, verified and synthesised at bus level as Cain's are (`check_program`)."""
@@ -277,27 +287,42 @@ def run_cain_java(tool: CainJava, name: str, filt: Filter, *, budget: Budget, wo
         path.write_text(json.dumps(config))
         timeout = 2 * budget.seconds + 120
         started = time.perf_counter()
-        try:
-            done = subprocess.run(
-                [tool.java, f"-Xmx{tool.heap}", "-jar", str(tool.jar), str(path)],
-                capture_output=True,
-                text=True,
-                timeout=timeout,
-                check=False,
-                cwd=tmp,
-            )
-        except subprocess.TimeoutExpired:
-            return Run(name, "failed", error=f"Cain-Java did not end within {timeout:g} s")
+        process = subprocess.Popen(
+            [tool.java, f"-Xmx{tool.heap}", "-jar", str(tool.jar), str(path)],
+            stdout=subprocess.PIPE,
+            stderr=subprocess.PIPE,
+            text=True,
+            cwd=tmp,
+        )
+        peak = 0
+        while True:
+            try:
+                stdout, stderr = process.communicate(timeout=0.5)
+                break
+            except subprocess.TimeoutExpired:
+                peak = max(peak, resident_peak(process.pid))
+                if time.perf_counter() - started > timeout:
+                    process.kill()
+                    process.communicate()
+                    return Run(name, "failed", error=f"Cain-Java did not end within {timeout:g} s")
         seconds = time.perf_counter() - started
-    out = parse_output(done.stdout)
-    run = Run(name, "no plan", events=out.events, nodes=out.nodes, seconds=seconds, stopped="time")
-    if "No Solutions Found!" in done.stdout:
+    out = parse_output(stdout)
+    run = Run(
+        name,
+        "no plan",
+        events=out.events,
+        nodes=out.nodes,
+        seconds=seconds,
+        peak_memory=peak or None,
+        stopped="time",
+    )
+    if "No Solutions Found!" in stdout:
         return run
-    if done.returncode != 0 or out.code is None:
-        tail = [line for line in done.stderr.strip().splitlines() if "Exception" in line or "Error" in line]
+    if process.returncode != 0 or out.code is None:
+        tail = [line for line in stderr.strip().splitlines() if "Exception" in line or "Error" in line]
         run.status, run.error = (
             "failed",
-            f"Cain-Java exited with {done.returncode}: {(tail or ['no code printed'])[0]}",
+            f"Cain-Java exited with {process.returncode}: {(tail or ['no code printed'])[0]}",
         )
         return run
     if out.depth != filt.depth:

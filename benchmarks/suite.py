@@ -795,7 +795,8 @@ def main(argv: Sequence[str] | None = None) -> int:
             "on Cain's goals. Its programs are read from its C (one macro per SDK call), their ICWs are the "
             "macros' expansion in Cain's table, and each is verified; its `bus ICWs` are Cain's bus-synth "
             "applied to its program, its nodes the nodes its workers expanded, its times from its search's "
-            "start (the wall clock of the JVM for nodes/s), its memory not measured.\n"
+            "start (the JVM's wall clock for nodes/s), its peak memory the JVM's resident set (sampled twice a "
+            "second).\n"
         )
     for half in HALVES:
         part = [r for r in rows if r["half"] == half]
