@@ -5,12 +5,15 @@ with today's search and, side by side, with the search of another git revision.
     python -m benchmarks.suite --budget 5s                       # both halves, 5 s per search, 2 workers
     python -m benchmarks.suite --budget 60s --baseline main      # the issue's settings, next to main
     python -m benchmarks.suite --half tuning --budget 3000 --workers 1 --baseline main   # deterministic
+    python -m benchmarks.suite --budget 60s --java ~/cain-java     # next to Cain-Java, the reference
 
 Every filter is written in the kernel language (the text a user would write) and read by the front end.
 Each search runs in a fresh process (so its peak memory is its own); with `--baseline REV` the two versions
 alternate filter by filter (current first on even filters, baseline first on odd ones), so machine noise
 hits both alike. Every program counted, the baseline's too, is verified by today's verifier, against the
-goals its own version rounded the weights to (checked within `max_error`).
+goals its own version rounded the weights to (checked within `max_error`). With `--java DIR` Cain-Java (a
+checkout, built by benchmarks/java/build.sh) searches each filter too, at the same budget and workers, and
+its C is read back, counted and verified the same way (`benchmarks.cain_java`).
 """
 
 from __future__ import annotations
@@ -23,13 +26,14 @@ import random
 import subprocess
 import sys
 import tempfile
-from collections.abc import Iterator, Sequence
+from collections.abc import Callable, Iterator, Sequence
 from contextlib import contextmanager
 from dataclasses import dataclass
 from fractions import Fraction
 from pathlib import Path
 from typing import cast
 
+from benchmarks.cain_java import ENVIRONMENT, find_cain_java, run_cain_java
 from benchmarks.common import (
     ROOT,
     Budget,
@@ -610,7 +614,8 @@ def half_table(rows: list[dict], versions: Sequence[str]) -> tuple[str, list]:
 
 
 def comparison(rows: list[dict], versions: Sequence[str]) -> str:
-    """Current against the baseline on one half: totals where the baseline compiles, and every filter longer."""
+    """Current (`versions[0]`) against `versions[1]` on one half: totals where the other compiles, and every
+    filter longer."""
     cur, base = versions
     both = [r for r in rows if r["runs"][base]["status"] == "verified"]
     ok = [r for r in both if r["runs"][cur]["status"] == "verified"]
@@ -683,6 +688,15 @@ def main(argv: Sequence[str] | None = None) -> int:
         help="what today's search minimises (default macros, the search's own default; icws: plans scored at "
         "bus level); a baseline revision searches with its own default",
     )
+    parser.add_argument(
+        "--java",
+        nargs="?",
+        const="",
+        metavar="DIR",
+        help=f"also run Cain-Java, from this checkout (default ${ENVIRONMENT}), built by benchmarks/java/build.sh",
+    )
+    parser.add_argument("--java-heap", default="8g", help="Cain-Java's largest heap (java -Xmx; default 8g)")
+    parser.add_argument("--note", help="a line put at the top of the summary (what the run is for)")
     parser.add_argument("--list", action="store_true", help="list the suite and its split, and run nothing")
     args = parser.parse_args(argv)
     suite = build_suite()
@@ -703,23 +717,54 @@ def main(argv: Sequence[str] | None = None) -> int:
         and (not args.filters or f.name in args.filters)
     ]
     machine = machine_info()
+    java = None
+    if args.java is not None:
+        if args.budget.seconds is None:
+            parser.error("--java needs a time budget (e.g. --budget 60s): Cain-Java counts no nodes alike")
+        checkout = args.java or os.environ.get(ENVIRONMENT)
+        java = find_cain_java(Path(checkout) if checkout else None, args.java_heap)
+        if isinstance(java, str):
+            print(f"Cain-Java skipped, nothing run: {java}", file=sys.stderr)
+            return 0
+        machine["cain_java"] = java.describe()
     with versions_of(args.baseline, machine) as trees:
-        versions = [t.label for t in trees]
+        runners: list[tuple[str, Callable[[SuiteFilter, Filter], Run]]] = [
+            (
+                tree.label,
+                lambda entry, filt, tree=tree: search_in_process(
+                    tree,
+                    entry,
+                    filt,
+                    budget=args.budget,
+                    workers=args.workers,
+                    seed=args.seed,
+                    cost=args.cost if tree is trees[0] else None,
+                ),
+            )
+            for tree in trees
+        ]
+        if java is not None:
+            runners.append(
+                (
+                    "Cain-Java",
+                    lambda entry, filt: run_cain_java(
+                        java, entry.name, filt, budget=args.budget, workers=args.workers
+                    ),
+                )
+            )
+        versions = [label for label, _ in runners]
         rows, all_runs = [], []
         for i, entry in enumerate(chosen):
             try:
                 filt = entry.load()
             except Exception as exc:  # noqa: BLE001 - a suite filter that does not parse is a reported failure
-                runs = {t.label: Run(entry.name, "failed", error=f"could not load: {exc}") for t in trees}
+                runs = {v: Run(entry.name, "failed", error=f"could not load: {exc}") for v in versions}
             else:
                 runs = {}
-                for tree in trees if i % 2 == 0 else trees[::-1]:
-                    cost = args.cost if tree is trees[0] else None
-                    run = search_in_process(
-                        tree, entry, filt, budget=args.budget, workers=args.workers, seed=args.seed, cost=cost
-                    )
-                    log(args, f"[{i + 1}/{len(chosen)}] {tree.label}: {run.describe()}")
-                    runs[tree.label] = run
+                for label, runner in runners if i % 2 == 0 else runners[::-1]:
+                    run = runner(entry, filt)
+                    log(args, f"[{i + 1}/{len(chosen)}] {label}: {run.describe()}")
+                    runs[label] = run
             all_runs += runs.values()
             bounds = [r.lower_bound for r in runs.values() if r.lower_bound is not None]
             rows.append(
@@ -732,7 +777,8 @@ def main(argv: Sequence[str] | None = None) -> int:
                     "runs": {v: runs[v].as_json() for v in versions},
                 }
             )
-    body = [
+    body = [f"**{args.note}**\n"] if args.note else []
+    body += [
         (
             f"The suite: {len(suite)} filters made by rule (`benchmarks/suite.py`), split with seed {SPLIT_SEED} "
             f"into a tuning half ({len(halves['tuning'])}) and a validation half ({len(halves['validation'])}). "
@@ -740,14 +786,26 @@ def main(argv: Sequence[str] | None = None) -> int:
             "of the search's processes. A status instead of macros: no verified program.\n"
         )
     ]
+    if java is not None:
+        body.append(
+            f"Cain-Java: commit {java.commit[:10]} (github.com/ed741/cain, version 3.1), built by "
+            "benchmarks/java/build.sh, heap at most "
+            f"{java.heap}, {args.workers} worker(s), {args.budget} per filter; its paper-era search (CGDS, "
+            "PlanLength, Threshold 10 with the Pattern heuristic, the filter's registers and instruction set) "
+            "on Cain's goals. Its programs are read from its C (one macro per SDK call), their ICWs are the "
+            "macros' expansion in Cain's table, and each is verified; its `bus ICWs` are Cain's bus-synth "
+            "applied to its program, its nodes the nodes its workers expanded, its times from its search's "
+            "start (the JVM's wall clock for nodes/s), its peak memory the JVM's resident set (sampled twice a "
+            "second).\n"
+        )
     for half in HALVES:
         part = [r for r in rows if r["half"] == half]
         if not part:
             continue
         table, _ = half_table(part, versions)
         body.append(f"## The {half} half\n\n{table}")
-        if len(versions) > 1:
-            body.append(comparison(part, versions))
+        for other in versions[1:]:
+            body.append(comparison(part, (versions[0], other)))
     body.append(failures_markdown(all_runs))
     write_outputs(
         args,
