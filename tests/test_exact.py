@@ -17,11 +17,12 @@ from cain.backend.verify import verify_for_filter
 from cain.model.filter import Filter
 from cain.model.goal import Goal
 from cain.model.isa import DIRECTIONS, instruction_set
-from cain.search import SearchConfig, exact_sat, search
-from cain.search.bound import filter_bound
-from cain.search.exact import SYMMETRIES, ExactSearch
-from cain.search.space import form_of
-from cain.search.worker import finish
+from cain.search import SearchConfig, search
+from cain.search.exact import sat as exact_sat
+from cain.search.exact.bound import filter_bound
+from cain.search.exact.deepening import SYMMETRIES, ExactSearch
+from cain.search.goals.space import form_of
+from cain.search.heuristic.worker import finish
 
 EXACT_NODES = 20_000
 

@@ -17,7 +17,7 @@ from cain.model.filter import Filter
 from cain.model.goal import Goal
 from cain.model.isa import BUS_KINDS, NEIGHBOUR_NEWS, NEWS, MicroOp, SimulationError, check_bus
 from cain.search import SearchConfig, search
-from cain.search.exact_bus import ExactBusSearch, upper_ops
+from cain.search.exact.bus import ExactBusSearch, upper_ops
 
 REGISTERS = ("A", "B", "C")
 NODES = 20_000

@@ -14,12 +14,14 @@ from cain.diagnostics import CainError
 from cain.frontend.kernel import parse_filter
 from cain.model.goal import Goal
 from cain.model.isa import MACROS
-from cain.search import SearchConfig, atoms, search, worker
-from cain.search.fallback import constructive, fallback
-from cain.search.kernel_by_kernel import kernel_by_kernel, kernel_order
-from cain.search.plan import direct_solution
-from cain.search.space import Space
-from cain.search.worker import BUS_CANDIDATES, BUS_OPTIONS, allocated, construct, finish, to_score
+from cain.search import SearchConfig, search
+from cain.search.constructive.program import constructive, fallback
+from cain.search.goals import atoms
+from cain.search.goals.plan import direct_solution
+from cain.search.goals.space import Space
+from cain.search.heuristic import worker
+from cain.search.heuristic.kernel_by_kernel import kernel_by_kernel, kernel_order
+from cain.search.heuristic.worker import BUS_CANDIDATES, BUS_OPTIONS, allocated, construct, finish, to_score
 
 EXAMPLES = Path(__file__).parent.parent / "examples"
 

@@ -14,15 +14,18 @@ from dataclasses import replace
 from cain.diagnostics import CainError
 from cain.model.filter import Filter
 from cain.model.program import Program
-from cain.search import atoms, exact_sat, over_input, structure
-from cain.search.bound import filter_bound
 from cain.search.config import DEFAULT_TIME, PlanEvent, SearchConfig, SearchResult, register_names
-from cain.search.exact import ExactSearch
-from cain.search.exact_bus import ExactBusSearch, upper_ops
-from cain.search.fallback import fallback, shortest_fitting
-from cain.search.full import full_bag_refuted
-from cain.search.space import Space
-from cain.search.worker import Worker, allocated, finish, verify
+from cain.search.constructive import over_input
+from cain.search.constructive.program import fallback, shortest_fitting
+from cain.search.exact import sat as exact_sat
+from cain.search.exact.bound import filter_bound
+from cain.search.exact.bus import ExactBusSearch, upper_ops
+from cain.search.exact.deepening import ExactSearch
+from cain.search.exact.full import full_bag_refuted
+from cain.search.goals import atoms
+from cain.search.goals.space import Space
+from cain.search.heuristic import structure
+from cain.search.heuristic.worker import Worker, allocated, finish, verify
 
 
 def _own_peak_memory() -> int:
@@ -101,8 +104,9 @@ def search(filt: Filter, cfg: SearchConfig | None = None) -> SearchResult:
 
 def _check_size(filt: Filter, cfg: SearchConfig) -> None:
     """Refuse, with what to change, a filter whose goals are too large to search: more than `max_atoms`
-    atoms, unless the kernel factors (`cain.search.structure`) and what is left of it once the factors'
-    chain is taken out, which the search starts from, is small (the 9x9 binomial: the input itself)."""
+    atoms, unless the kernel factors (`cain.search.heuristic.structure`) and what is left of it once the
+    factors' chain is taken out, which the search starts from, is small (the 9x9 binomial: the input
+    itself)."""
     total = sum(k.goal.total for k in filt.kernels)
     if total <= cfg.max_atoms:
         return
@@ -199,9 +203,9 @@ def _search_exact(
 def _prove(
     filt: Filter, cfg: SearchConfig, names: tuple[str, ...], start: float, bound: int, result: SearchResult
 ) -> SearchResult:
-    """The exact search (`cain.search.exact`) from the lower bound up to the length of `result`'s plan,
-    CP-SAT first: a shorter program it finds is optimal, and when it refutes every shorter length the
-    plan is. With `cost=icws`, the exact search over micro-ops (`cain.search.exact_bus`) below the length
+    """The exact search (`cain.search.exact.deepening`) from the lower bound up to the length of `result`'s
+    plan, CP-SAT first: a shorter program it finds is optimal, and when it refutes every shorter length the
+    plan is. With `cost=icws`, the exact search over micro-ops (`cain.search.exact.bus`) below the length
     of the plan's bus-level synthesis, likewise."""
     timed, seconds = _timing(cfg)
     deadline = start + seconds if timed else None
@@ -247,7 +251,7 @@ def _prove(
 
 
 CP_SAT_SHARE = 1 / 2
-"""Of the exact search's budget, the part CP-SAT (`cain.search.exact_sat`) may use before the goal model's
+"""Of the exact search's budget, the part CP-SAT (`cain.search.exact.sat`) may use before the goal model's
 search; with a node budget of N, that share of N / 1000 units of the solver's deterministic time. What the
 goal model's search leaves, CP-SAT spends after it on the lowest length not yet refuted."""
 

@@ -17,7 +17,7 @@ Three reductions keep the search exact:
   eight symmetries of the square (the inputs sit at the origin and every direction is available to every
   move, so a rotated or mirrored bag needs exactly as many instructions);
 - children equal up to those symmetries are tried once;
-- a child is pruned when a lower bound (`cain.search.bound`) says it needs more steps than are left.
+- a child is pruned when a lower bound (`cain.search.exact.bound`) says it needs more steps than are left.
 
 The division of the instruction set is the one that keeps its operand with the fewest scratch registers
 (`div` in `all`, `divq` in `basic`): `diva` and `div4` compute the same value and never need fewer
@@ -34,11 +34,11 @@ from dataclasses import dataclass
 from cain.diagnostics import CainError
 from cain.model.filter import Filter
 from cain.model.program import Program
-from cain.search import atoms
-from cain.search.bound import Kinds, bag_bound
-from cain.search.plan import to_program
-from cain.search.space import Form, Pair, Space
-from cain.search.worker import resident_memory
+from cain.search.exact.bound import Kinds, bag_bound
+from cain.search.goals import atoms
+from cain.search.goals.plan import to_program
+from cain.search.goals.space import Form, Pair, Space
+from cain.search.heuristic.worker import resident_memory
 
 SYMMETRIES = ((1, 0, 0, 1), (0, -1, 1, 0), (-1, 0, 0, -1), (0, 1, -1, 0),
               (-1, 0, 0, 1), (1, 0, 0, -1), (0, 1, 1, 0), (0, -1, -1, 0))  # fmt: skip
@@ -147,7 +147,7 @@ class ExactSearch:
 
     # -- bounds and symmetry --------------------------------------------------------------------
     def bound(self, bag: tuple[int, ...]) -> int:
-        """Steps `bag` needs at least: `cain.search.bound`'s, and the forward table's for its goals."""
+        """Steps `bag` needs at least: `cain.search.exact.bound`'s, and the forward table's for its goals."""
         b = self._bounds.get(bag)
         if b is None:
             if len(self._bounds) > self.memo_limit:
@@ -519,7 +519,8 @@ class ExactSearch:
                 yield a, b, c
 
     def _goal_count(self, counts: dict[int, int]) -> int:
-        """Instructions the goals alone need (`cain.search.bound`'s goal term, without division levels)."""
+        """Instructions the goals alone need (`cain.search.exact.bound`'s goal term, without division
+        levels)."""
         n = 0
         for g, c in counts.items():
             if not c:

@@ -30,7 +30,7 @@ from cain.model.filter import Filter
 from cain.model.goal import Goal
 from cain.model.isa import DIRECTIONS, MACROS, Macro, instruction_set
 from cain.model.program import Instr, Program
-from cain.search.space import division_macro
+from cain.search.goals.space import division_macro
 
 Position = tuple[int, int]
 Bases = tuple[tuple[str, Goal], ...]

@@ -17,8 +17,8 @@ import random
 from dataclasses import dataclass
 
 from cain.model.isa import DIRECTIONS, Macro, instruction_set, offset_of
-from cain.search import atoms
-from cain.search.atoms import Atoms
+from cain.search.goals import atoms
+from cain.search.goals.atoms import Atoms
 
 ELIMINATES, DERIVES, OTHER = 0, 1, 2
 """Tiers of pairs, tried in this order whatever the heuristic says: a pair whose lowers are all in the

@@ -22,7 +22,7 @@ from functools import lru_cache
 from cain.model.filter import Filter
 from cain.model.goal import Goal
 from cain.model.program import Program
-from cain.search.fallback import _Builder, _steps, _tour, candidates, registers_needed
+from cain.search.constructive.program import _Builder, _steps, _tour, candidates, registers_needed
 
 try:
     from flint import fmpz_mat

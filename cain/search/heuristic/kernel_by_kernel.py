@@ -1,8 +1,8 @@
 """A plan for a filter of several kernels found kernel by kernel: each kernel is searched alone (keeping
 every input alive in its register for the kernels after it, and leaving alone the registers of the kernels
 before it) and the plans are concatenated, to be register-allocated and verified as one program. The last
-kernels may be left too few registers for the search; the constructive program (`cain.search.fallback`)
-computes them in an accumulator alone.
+kernels may be left too few registers for the search; the constructive program
+(`cain.search.constructive.program`) computes them in an accumulator alone.
 
 It is the search's first plan for a filter of several kernels: quick, often close to the simultaneous
 search's best on unrelated kernels, and a bound that prunes the simultaneous search from the start."""
@@ -17,7 +17,7 @@ from cain.diagnostics import CainError
 from cain.model.filter import Filter, Kernel
 from cain.model.goal import Goal
 from cain.model.program import Instr, Program
-from cain.search.fallback import Bases
+from cain.search.constructive.program import Bases
 
 
 def kernel_order(filt: Filter) -> list[int] | None:
@@ -97,8 +97,8 @@ def kernel_by_kernel(
     kernel's SSA plan or None, `construct` (the constructive program) builds one, and the shorter is kept.
     The kernels from the split on are built together by `construct` (with the fewest registers: it may
     halve the inputs in place, as no kernel after them needs them). `construct` is also given the kernels
-    built before (register, goal), which its kernels may start from (`cain.search.fallback`, sharing).
-    Every split is tried; the shortest whole plan wins."""
+    built before (register, goal), which its kernels may start from (`cain.search.constructive.program`,
+    sharing). Every split is tried; the shortest whole plan wins."""
     order = kernel_order(filt)
     if order is None or len(filt.kernels) < 2:
         return None

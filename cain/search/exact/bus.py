@@ -11,7 +11,7 @@ destination a register, NEWS or a neighbour's NEWS; without sources, zero into o
 - the rules `cain.backend.bus_synth` keeps: a micro-op that writes NEWS or a neighbour's NEWS reads none
   of them, and writes at most one of them (they are one physical register);
 - no micro-op's sources cancel: the sources never hold atoms of opposite signs at one position (the goal
-  model of `cain.search.exact`, at bus level), and no register is read before the program sets it;
+  model of `cain.search.exact.deepening`, at bus level), and no register is read before the program sets it;
 - every value is a whole goal at the filter's depth: a `bus2` (`bus3`) only halves (thirds) a sum whose
   counts are all even (multiples of three).
 
@@ -60,7 +60,7 @@ from cain.diagnostics import CainError
 from cain.model.filter import Filter
 from cain.model.isa import BUS_KINDS, DIRECTIONS, NEIGHBOUR_NEWS, NEWS, MicroOp, check_bus
 from cain.model.program import Program
-from cain.search.exact import SYMMETRIES
+from cain.search.exact.deepening import SYMMETRIES
 
 Value = int
 """An interned goal (an index into `ExactBusSearch.goal_of`); `UNSET` is a register holding no value."""

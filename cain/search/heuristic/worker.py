@@ -18,12 +18,13 @@ from cain.backend.verify import verify_program
 from cain.diagnostics import CainError
 from cain.model.filter import Filter, Kernel
 from cain.model.program import Program
-from cain.search import atoms, structure
 from cain.search.config import DEFAULT_TIME, PORTFOLIO_RESTART, PlanEvent, SearchConfig
-from cain.search.fallback import Bases, candidates, shortest_fitting
-from cain.search.kernel_by_kernel import kernel_by_kernel
-from cain.search.plan import direct_solution, to_program
-from cain.search.space import Pair, Space
+from cain.search.constructive.program import Bases, candidates, shortest_fitting
+from cain.search.goals import atoms
+from cain.search.goals.plan import direct_solution, to_program
+from cain.search.goals.space import Pair, Space
+from cain.search.heuristic import structure
+from cain.search.heuristic.kernel_by_kernel import kernel_by_kernel
 
 BUS_BEAM = 16
 """Beam width of the bus-level synthesis that scores each plan under `cost=icws` (the passes use more)."""
@@ -310,8 +311,9 @@ class Worker:
                     self.shared["icws"].value = self.best.icws
 
     def _structured(self) -> None:
-        """A first plan from the kernel's factors (`cain.search.structure`), when it is a convolution of
-        small kernels: the remainder is searched on `structure_nodes` nodes (and at most a quarter of the
+        """A first plan from the kernel's factors (`cain.search.heuristic.structure`), when it is a
+        convolution of small kernels: the remainder is searched on `structure_nodes` nodes (and at most a
+        quarter of the
         time budget), then the chain follows."""
         if not self.cfg.structure_nodes or len(self.filt.kernels) != 1 or self.space.division is None:
             return
@@ -361,8 +363,8 @@ class Worker:
 
     def _kernels_alone(self, share: float) -> None:
         """A plan for a filter of several kernels, compiled one kernel at a time
-        (`cain.search.kernel_by_kernel`; the constructive program for a kernel its search has none for), on
-        `share` of the budget: first a bound for the simultaneous search from the start, then, if the
+        (`cain.search.heuristic.kernel_by_kernel`; the constructive program for a kernel its search has none
+        for), on `share` of the budget: first a bound for the simultaneous search from the start, then, if the
         simultaneous search has not beaten it by `AGAIN_MARK`, again with `AGAIN_SHARE`. Worker 0 only:
         the others search together from the first node."""
         if self.index or len(self.filt.kernels) < 2 or share <= 0:
