@@ -8,6 +8,7 @@ from cain.diagnostics import CainError
 from cain.model.filter import Filter
 from cain.model.isa import MicroOp
 from cain.model.program import Program
+from cain.search.budget import Stopped
 
 TRAVERSALS = ("cgds", "dfs", "bfs", "best-first")
 COSTS = ("macros", "icws")
@@ -124,7 +125,7 @@ class SearchResult:
     nodes: int = 0
     seconds: float = 0.0
     peak_memory: int = 0
-    stopped: str = "exhausted"
+    stopped: Stopped = Stopped.EXHAUSTED
     """Why the search ended: `time`, `nodes`, `optimal`, `exhausted` (no candidates left), or `impossible`
     (not run: no program of the goal model fits the registers, `cain.search.exact.full`; a constructive
     program, which may cancel atoms, still can)."""

@@ -1,11 +1,10 @@
 """`search`: the reverse goal-bag search of a filter (paper 3.2-3.3), anytime, by one worker or a portfolio of
-worker processes, with a progress line, and the constructive fallback when the search has no program or a
+worker processes, with a progress line, and the constructive program when the search has no program or a
 longer one."""
 
 from __future__ import annotations
 
 import multiprocessing
-import resource
 import sys
 import time
 from collections.abc import Callable
@@ -14,9 +13,11 @@ from dataclasses import replace
 from cain.diagnostics import CainError
 from cain.model.filter import Filter
 from cain.model.program import Program
+from cain.search.allocate import allocated, allocated_and_verified, verify
+from cain.search.budget import Budget, Stopped, peak_memory
 from cain.search.config import DEFAULT_TIME, PlanEvent, SearchConfig, SearchResult, register_names
 from cain.search.constructive import over_input
-from cain.search.constructive.program import fallback, shortest_fitting
+from cain.search.constructive.program import shortest_constructive, shortest_fitting
 from cain.search.exact import sat as exact_sat
 from cain.search.exact.bound import filter_bound
 from cain.search.exact.bus import ExactBusSearch, upper_ops
@@ -25,13 +26,7 @@ from cain.search.exact.full import full_bag_refuted
 from cain.search.goals import atoms
 from cain.search.goals.space import Space
 from cain.search.heuristic import structure
-from cain.search.heuristic.worker import Worker, allocated, finish, verify
-
-
-def _own_peak_memory() -> int:
-    """This process's peak resident memory in bytes (its high-water mark; for a forked worker this
-    includes the pages it shares with the parent, so a sum over processes errs on the high side)."""
-    return resource.getrusage(resource.RUSAGE_SELF).ru_maxrss * 1024
+from cain.search.heuristic.worker import Worker
 
 
 class _Progress:
@@ -84,7 +79,7 @@ def search(filt: Filter, cfg: SearchConfig | None = None) -> SearchResult:
     final = [atoms.from_goal(g) for g in filt.final_goals()]
     if full_bag_refuted(final, len(filt.inputs), len(names)):
         # no program of the goal model fits: only the constructive program could, so do not search
-        result = SearchResult(program=None, stopped="impossible")
+        result = SearchResult(program=None, stopped=Stopped.IMPOSSIBLE)
     elif cfg.exact:
         result = _search_exact(filt, cfg, names, start, bound)
     else:
@@ -94,7 +89,7 @@ def search(filt: Filter, cfg: SearchConfig | None = None) -> SearchResult:
     if result.program is not None:
         verify(result.program, filt)
     if cfg.fallback:
-        _fallback(result, filt, cfg, names)
+        _offer_constructive(result, filt, cfg, names)
     result.finish_seconds = time.perf_counter() - after
     result.lower_bound = max(result.lower_bound, bound)
     result.model_bound = max(result.model_bound, result.lower_bound)
@@ -169,7 +164,7 @@ def _search_heuristic(
         start,
         bound,
     )
-    if probe.stopped == "optimal":
+    if probe.stopped == Stopped.OPTIMAL:
         return probe  # its plan meets the lower bound
     small = probe.program is not None and probe.program.macros <= cfg.exact_reach
     share = HEURISTIC_SHARE if small else 1.0
@@ -208,15 +203,15 @@ def _prove(
     plan is. With `cost=icws`, the exact search over micro-ops (`cain.search.exact.bus`) below the length
     of the plan's bus-level synthesis, likewise."""
     timed, seconds = _timing(cfg)
-    deadline = start + seconds if timed else None
+    budget = Budget(time=seconds if timed else None, nodes=cfg.node_budget, start=start)
     if cfg.cost == "icws":
         if result.program is None:
-            found_plan = _constructive(filt, cfg, names)
+            found_plan = _constructive_program(filt, cfg, names)
             if found_plan is not None:
                 result.program, result.plan = found_plan
                 result.constructive = True
         upper = upper_ops(result.program, filt, names) if result.program is not None else None
-        by_bus = ExactBusSearch(filt, names, node_budget=cfg.node_budget, deadline=deadline)
+        by_bus = ExactBusSearch(filt, names, budget)
         done = by_bus.run(upper=len(upper) if upper is not None else None)
         result.bus_ops = done.ops if done.ops is not None else upper
         result.icw_bound, result.nodes, result.stopped = done.bound, result.nodes + done.nodes, done.stopped
@@ -230,10 +225,8 @@ def _prove(
         cfg.instruction_set,
         names,
         lambda plan: allocated(plan, names),
-        node_budget=cfg.node_budget,
-        deadline=deadline,
+        replace(budget, memory=cfg.max_memory),
         only=frozenset(cfg.macros) if cfg.macros is not None else None,
-        max_memory=cfg.max_memory,
     )
     found = exact.run(start=bound, upper=result.program.macros if result.program is not None else None)
     result.nodes += found.nodes
@@ -244,9 +237,9 @@ def _prove(
         )
     result.model_bound = found.bound
     result.stopped = found.stopped
-    if cp_sat is not None and cfg.macros is None and found.stopped in ("optimal", "exhausted"):
+    if cp_sat is not None and cfg.macros is None and found.stopped in (Stopped.OPTIMAL, Stopped.EXHAUSTED):
         work = None if cfg.node_budget is None else max(0, cfg.node_budget - found.nodes) / 1000
-        result.lower_bound = cp_sat.after(bound, deadline, work)
+        result.lower_bound = cp_sat.after(bound, budget.deadline, work)
     return result
 
 
@@ -331,19 +324,21 @@ class _CpSat:
         return bound
 
 
-def _constructive(
+def _constructive_program(
     filt: Filter, cfg: SearchConfig, names: tuple[str, ...], stop: Callable[[], bool] | None = None
 ) -> tuple[Program, Program] | None:
-    """The shortest constructive program that allocates and verifies (`fallback`), else, with one
+    """The shortest constructive program that allocates and verifies (`shortest_constructive`), else, with one
     register too few for it, the last kernel formed over an input (`over_input`); with its SSA form."""
-    done = lambda p: finish(p, filt, names)
-    found = fallback(filt, cfg.instruction_set, names, done, stop=stop)
+    done = lambda p: allocated_and_verified(p, filt, names)
+    found = shortest_constructive(filt, cfg.instruction_set, names, done, stop=stop)
     if found is None and over_input.applies(filt, len(names)):
         found = shortest_fitting(over_input.programs(filt, cfg.instruction_set, len(names), stop), names, done)
     return found
 
 
-def _fallback(result: SearchResult, filt: Filter, cfg: SearchConfig, names: tuple[str, ...]) -> None:
+def _offer_constructive(
+    result: SearchResult, filt: Filter, cfg: SearchConfig, names: tuple[str, ...]
+) -> None:
     """Make the constructive program `result`'s when the search has none or a longer one; with none at all,
     note how many registers the constructive one needs. Its time is `finish_seconds`, not the search's.
     Under a time budget, when the search has a plan, only the candidates built within a quarter of the budget
@@ -353,7 +348,7 @@ def _fallback(result: SearchResult, filt: Filter, cfg: SearchConfig, names: tupl
     if result.program is not None and timed:
         late = time.perf_counter() + FINISH_SHARE * seconds
         stop = lambda: time.perf_counter() >= late
-    found = _constructive(filt, cfg, names, stop)
+    found = _constructive_program(filt, cfg, names, stop)
     if found is not None:
         program, plan = found
 
@@ -365,7 +360,8 @@ def _fallback(result: SearchResult, filt: Filter, cfg: SearchConfig, names: tupl
     elif result.program is None:
         for more in range(1, 9):
             wider = names + tuple(f"R{len(names) + i}" for i in range(more))
-            if fallback(filt, cfg.instruction_set, wider, lambda p, w=wider: finish(p, filt, w)) is not None:
+            check = lambda p, w=wider: allocated_and_verified(p, filt, w)
+            if shortest_constructive(filt, cfg.instruction_set, wider, check) is not None:
                 result.registers_needed = len(wider)
                 break
 
@@ -390,7 +386,7 @@ def _search_one(
         events=worker.events,
         nodes=worker.nodes,
         seconds=time.perf_counter() - start,
-        peak_memory=_own_peak_memory(),
+        peak_memory=peak_memory(),
         stopped=stopped,
         plan=worker.best_plan,
         kernel_by_kernel=worker.by_kernel,
@@ -415,11 +411,11 @@ def _worker_main(filt, cfg, names, index, shared, conn) -> None:
                 worker.events,
                 worker.nodes,
                 stopped,
-                _own_peak_memory(),
+                peak_memory(),
             )
         )
     except Exception as e:  # noqa: BLE001 (reported to the parent rather than lost with the process)
-        conn.send(("error", repr(e), None, 0, "error", 0))
+        conn.send(("error", repr(e), None, 0, Stopped.ERROR, 0))
     finally:
         conn.close()
 
@@ -460,10 +456,10 @@ def _search_parallel(
                 try:
                     results[i] = conns[i].recv()
                 except EOFError:
-                    results[i] = ("error", "worker exited", None, 0, "error", 0)
+                    results[i] = ("error", "worker exited", None, 0, Stopped.ERROR, 0)
                 pending.discard(i)
             elif not procs[i].is_alive() and not conns[i].poll(0):
-                results[i] = ("error", f"worker exited with status {procs[i].exitcode}", None, 0, "error", 0)
+                results[i] = ("error", f"worker exited with status {procs[i].exitcode}", None, 0, Stopped.ERROR, 0)
                 pending.discard(i)
         if bar.enabled:
             m = shared["macros"].value
@@ -483,7 +479,7 @@ def _search_parallel(
     nodes = 0
     stops = []
     # the search's memory: every worker's own peak plus the parent's (all alive at once)
-    peak = _own_peak_memory()
+    peak = peak_memory()
     for i, (_, (program, ssa, by_kernel), evs, n, stopped, worker_peak) in enumerate(results):
         nodes += n
         peak += worker_peak
@@ -502,7 +498,7 @@ def _search_parallel(
             # nodes explored by all workers by then, estimated from the finding worker's own count
             total_nodes = max(total_nodes, e.nodes * cfg.workers)
             merged.append(PlanEvent(total_nodes, e.seconds, e.macros, e.icws, e.bus_icws, e.bus2))
-    stopped = next((s for s in ("optimal", "time", "nodes") if s in stops), "exhausted")
+    stopped = next((s for s in (Stopped.OPTIMAL, Stopped.TIME, Stopped.NODES) if s in stops), Stopped.EXHAUSTED)
     return SearchResult(
         program=best,
         events=merged,

@@ -50,7 +50,6 @@ from __future__ import annotations
 
 import dataclasses
 import itertools
-import time
 from collections.abc import Sequence
 from dataclasses import dataclass
 
@@ -60,6 +59,7 @@ from cain.diagnostics import CainError
 from cain.model.filter import Filter
 from cain.model.isa import BUS_KINDS, DIRECTIONS, NEIGHBOUR_NEWS, NEWS, MicroOp, check_bus
 from cain.model.program import Program
+from cain.search.budget import Budget, OutOfBudget, Stopped
 from cain.search.exact.deepening import SYMMETRIES
 
 Value = int
@@ -86,12 +86,8 @@ class ExactBusResult:
     optimal: bool
     """`ops` has `bound` micro-ops."""
     nodes: int
-    stopped: str
+    stopped: Stopped
     """`optimal`, `upper` (every length below the given upper bound refuted), `nodes` or `time`."""
-
-
-class _Budget(Exception):
-    pass
 
 
 class _Found(Exception):
@@ -110,15 +106,14 @@ class ExactBusSearch:
         self,
         filt: Filter,
         names: Sequence[str] | None = None,
-        node_budget: int | None = None,
-        deadline: float | None = None,
+        budget: Budget | None = None,
         memo_limit: int = 1_000_000,
         symmetry: bool = True,
         last_step: bool = True,
     ):
         self.filt = filt
         self.names = tuple(names or filt.registers)
-        self.node_budget, self.deadline, self.memo_limit = node_budget, deadline, memo_limit
+        self.budget, self.memo_limit = budget or Budget(), memo_limit
         self.last_step = last_step
         """Find the last micro-op by covering the kernel, and prune what it could not read (False: the
         generic steps all the way, for tests)."""
@@ -394,7 +389,7 @@ class ExactBusSearch:
                         near = self.fits(new, factor * scale, left + 1 if left and not news_after else left)
                     if near:
                         stack.append(((*chosen, items[i]), new, i + 1, reads_news or isinstance(tag, str)))
-            self._check()
+            self.budget.check_time()
 
     def _place(self, vals, unread, classes_of, kind, chosen, holders, w: Value, left: int, cands):
         """Every choice of destinations among `cands` for result `w` of a `kind` micro-op reading `chosen`."""
@@ -455,9 +450,6 @@ class ExactBusSearch:
             yield (kind, dests, chosen), new_t, new_flags
 
     # -- the traversal --------------------------------------------------------------------------------
-    def _check(self) -> None:
-        if self.deadline is not None and time.perf_counter() > self.deadline:
-            raise _Budget("time")
 
     def _visit(self, vals, unread, r: int, path: list) -> None:
         if all(vals[s] == g for s, g in self.outputs):
@@ -472,9 +464,7 @@ class ExactBusSearch:
             ):  # fmt: skip
                 if len(memo) > self.memo_limit:
                     memo.clear()
-        if self.node_budget is not None and self.nodes > self.node_budget:
-            raise _Budget("nodes")
-        self._check()
+        self.budget.check(self.nodes - 1)  # the node past the budget is counted, not searched
         if r == 1 and self.last_step:
             last = self._last(vals, unread)
             if last is not None:
@@ -799,11 +789,11 @@ class ExactBusSearch:
                 verify_bus(found.ops, self.filt, images=1, size=24)
                 if len(found.ops) != k:
                     raise CainError(f"exact search: found {len(found.ops)} micro-ops at depth {k}") from None
-                return ExactBusResult(found.ops, proven, True, self.nodes, "optimal")
-            except _Budget as stop:
-                return ExactBusResult(None, proven, False, self.nodes, str(stop))
+                return ExactBusResult(found.ops, proven, True, self.nodes, Stopped.OPTIMAL)
+            except OutOfBudget as stop:
+                return ExactBusResult(None, proven, False, self.nodes, stop.reason)
             proven = k = k + 1
-        return ExactBusResult(None, proven, False, self.nodes, "upper")
+        return ExactBusResult(None, proven, False, self.nodes, Stopped.UPPER)
 
 
 def _path(distance: int, same_sign: bool) -> int:

@@ -5,21 +5,18 @@ from __future__ import annotations
 
 import heapq
 import math
-import os
-import resource
 import time
 from collections import deque
-from collections.abc import Callable
 from dataclasses import replace
 
 from cain.backend.bus_synth import Options, synthesize
-from cain.backend.regalloc import allocate
-from cain.backend.verify import verify_program
 from cain.diagnostics import CainError
 from cain.model.filter import Filter, Kernel
 from cain.model.program import Program
+from cain.search.allocate import allocated
+from cain.search.budget import Budget, OutOfBudget, Stopped
 from cain.search.config import DEFAULT_TIME, PORTFOLIO_RESTART, PlanEvent, SearchConfig
-from cain.search.constructive.program import Bases, candidates, shortest_fitting
+from cain.search.constructive.program import Bases, constructive_plan
 from cain.search.goals import atoms
 from cain.search.goals.plan import direct_solution, to_program
 from cain.search.goals.space import Pair, Space
@@ -43,71 +40,9 @@ compiled one at a time again, with `AGAIN_SHARE` of the budget: on filters of ma
 simultaneous search seldom beats that plan, and each kernel's search alone improves with time."""
 AGAIN_SHARE = 0.5
 """The part of the budget the kernels are compiled with again, at `AGAIN_MARK` (or what is left of it)."""
-
-
-def allocated(program: Program, names: tuple[str, ...]) -> Program | None:
-    """The plan register-allocated on `names`, or None when it does not fit them. The search's plans are
-    verified once, when the search returns its best (`cain.search.engine.search`): verifying each as it is
-    found took a second on a big filter, past the end of a time budget."""
-    try:
-        return allocate(program, names)
-    except CainError:
-        return None
-
-
-def finish(program: Program, filt: Filter, names: tuple[str, ...]) -> Program | None:
-    """The plan register-allocated and verified, or None when allocation fails."""
-    program = allocated(program, names)
-    if program is not None:
-        verify(program, filt)
-    return program
-
-
-def verify(program: Program, filt: Filter) -> None:
-    """Raise unless the allocated `program` computes `filt`'s kernels (`verify_program`)."""
-    verify_program(program, filt.initial_goals(), filt.final_goals(), filt.depth)
-
-
-_CONSTRUCTED: dict[tuple[Filter, str, Bases], Program | None] = {}
-"""`construct`'s answers: kernel-by-kernel compilation asks again each time it runs."""
-
-
-def construct(
-    sub: Filter, set_name: str, bases: Bases = (), stop: Callable[[], bool] | None = None
-) -> Program | None:
-    """The constructive plan (SSA) of `sub` that allocates on its registers and those of `bases`; None when
-    none fits, or when `stop()` turns true first (nothing is then remembered)."""
-    key = (sub, set_name, bases)
-    if key not in _CONSTRUCTED:
-        names = sub.registers + tuple(reg for reg, _ in bases)
-        programs = candidates(sub, set_name, bases, stop, len(names))
-        if stop is not None and stop():
-            return None
-        found = shortest_fitting(programs, names, lambda p: allocated(p, names))
-        if len(_CONSTRUCTED) >= 256:
-            _CONSTRUCTED.clear()
-        _CONSTRUCTED[key] = found[1] if found is not None else None
-    return _CONSTRUCTED[key]
-
-
-class _Stop(Exception):
-    """Raised from inside pair generation when a budget ends: `reason` is `time` or `memory`."""
-
-    def __init__(self, reason: str):
-        super().__init__(reason)
-        self.reason = reason
-
-
-_PAGE = os.sysconf("SC_PAGE_SIZE") if hasattr(os, "sysconf") else 4096
-
-
-def resident_memory() -> int:
-    """This process's resident memory now, in bytes (its peak where /proc is not available)."""
-    try:
-        with open("/proc/self/statm") as f:
-            return int(f.read().split()[1]) * _PAGE
-    except (OSError, ValueError, IndexError):
-        return resource.getrusage(resource.RUSAGE_SELF).ru_maxrss * 1024
+GRACE = 0.1
+"""How far past the deadline, as a part of the time budget (at least a second), the traversal may run to
+reach its next 64-node mark."""
 
 
 class _Node:
@@ -172,6 +107,7 @@ class Worker:
         """Under `cost=icws`: every plan found (allocated, and as SSA), to score at bus level at the end."""
         self.ties = 0
         self.hard_deadline: float | None = None
+        """The end of the time budget; the traversal's (`budget`) comes earlier under `cost=icws`."""
         self.best: Program | None = None
         self.best_plan: Program | None = None
         self.events: list[PlanEvent] = []
@@ -186,10 +122,10 @@ class Worker:
         """The best plan's goal-bags from the final goals, with their costs and the pairs between them."""
         self.floor = 0
         """A lower bound on the cost: the search stops (`optimal`) once its best plan reaches it."""
-        self.deadline: float | None = None
+        self.budget = Budget()
+        """The traversal's budget, set by `run`."""
         self.seconds: float | None = None
         """The time budget in seconds (`DEFAULT_TIME` when neither budget is given), set by `run`."""
-        self.memory_limit = cfg.max_memory // cfg.workers if cfg.max_memory is not None else None
         self.progress = None
         self._ticks = 0
         self._shown = self.start
@@ -203,26 +139,26 @@ class Worker:
         if self._ticks & 15:
             return
         now = time.perf_counter()
-        if self.deadline is not None and now >= self.deadline:
-            raise _Stop("time")
+        if self.budget.late(now):
+            raise OutOfBudget(Stopped.TIME)
         if not self._ticks & 1023 and self._over_memory():
-            raise _Stop("memory")
+            raise OutOfBudget(Stopped.MEMORY)
         if self.progress is not None and now - self._shown >= 0.25:
             self._shown = now
             self.progress(self, now)
 
     def _late(self) -> bool:
         """Whether the time budget is spent (never under a node budget alone: the work stays the same)."""
-        return self.deadline is not None and time.perf_counter() >= self.deadline
+        return self.budget.late(time.perf_counter())
 
     def _over_memory(self, cache: dict | None = None) -> bool:
         """Whether resident memory is past the limit even after emptying the caches."""
-        if self.memory_limit is None or resident_memory() <= self.memory_limit:
+        if not self.budget.over_memory():
             return False
         if cache is not None:
             cache.clear()
         self.space.forget()
-        return resident_memory() > self.memory_limit
+        return self.budget.over_memory()
 
     # -- plans ----------------------------------------------------------------------------------
     def _step_cost(self, macro: str) -> int:
@@ -387,10 +323,10 @@ class Worker:
             self.nodes += worker.nodes
             return worker.best_plan
 
-        def construct_one(sub: Filter, bases: Bases) -> Program | None:
-            return construct(sub, cfg.instruction_set, bases, self._late)
+        def constructive_one(sub: Filter, bases: Bases) -> Program | None:
+            return constructive_plan(sub, cfg.instruction_set, bases, self._late)
 
-        plan = kernel_by_kernel(self.filt, self.names, search_one, construct_one)
+        plan = kernel_by_kernel(self.filt, self.names, search_one, constructive_one)
         if plan is not None:
             self._offer(plan)
             if self.best_plan is plan:
@@ -408,7 +344,7 @@ class Worker:
         if cfg.node_budget is not None:
             left = (cfg.node_budget - self.nodes) / cfg.node_budget
         else:
-            left = (self.deadline - now) / self.seconds
+            left = (self.budget.deadline - now) / self.seconds
         self._kernels_alone(min(AGAIN_SHARE, left))
         return True
 
@@ -446,7 +382,7 @@ class Worker:
         return self.best_cost + self.tie
 
     # -- the search -----------------------------------------------------------------------------
-    def run(self, progress=None) -> str:
+    def run(self, progress=None) -> Stopped:
         """Search until the frontier is empty or a budget ends; returns why it stopped.
 
         With `restart`, the traversal starts again from the final goals after that many nodes (the next
@@ -464,13 +400,18 @@ class Worker:
         if cfg.node_budget is None and time_budget is None:
             time_budget = DEFAULT_TIME
         self.seconds = time_budget
-        self.deadline = self.start + time_budget if time_budget is not None else None
-        self.hard_deadline = self.deadline
-        if self.deadline is not None and self.icws_cost:  # leave time to score the plans at bus level
-            self.deadline = self.start + (1 - BUS_SHARE) * time_budget
+        self.hard_deadline = self.start + time_budget if time_budget is not None else None
+        traversal = time_budget
+        if time_budget is not None and self.icws_cost:  # leave time to score the plans at bus level
+            traversal = (1 - BUS_SHARE) * time_budget
+        self.budget = Budget(
+            time=traversal,
+            nodes=cfg.node_budget,
+            memory=cfg.max_memory // cfg.workers if cfg.max_memory is not None else None,
+            grace=GRACE * time_budget / traversal if time_budget is not None else 0.0,
+            start=self.start,
+        )
         self.progress = progress
-        # how far past the deadline a search may run to reach its next 64-node mark
-        self.grace = max(1.0, 0.1 * time_budget) if time_budget is not None else 0.0
         self._structured()
         self._kernels_alone(cfg.kernel_by_kernel)
         self.again = self._again_mark()
@@ -486,7 +427,7 @@ class Worker:
             round_end = self.nodes + int(length) if restart else None
             root = self._round_root(rounds)
             stopped = self._round(progress, round_end, root)
-            if stopped != "round" and not (root is not None and stopped == "exhausted"):
+            if stopped != Stopped.ROUND and not (root is not None and stopped == Stopped.EXHAUSTED):
                 break  # a round from the plan's path exhausts only its own part of the space
             rounds += 1
             length *= 1.5
@@ -510,12 +451,11 @@ class Worker:
             node = _Node(bag, cost, node, pair, self.space.lower_bound(bag))
         return node
 
-    def _round(self, progress, round_end: int | None, root: _Node | None = None) -> str:
+    def _round(self, progress, round_end: int | None, root: _Node | None = None) -> Stopped:
         """One traversal from the final goals (or `root`) until a budget, the round's end or exhaustion."""
         cfg = self.cfg
         space = self.space
-        node_budget = cfg.node_budget
-        deadline = self.deadline
+        budget = self.budget
         traversal = cfg.traversal
         cache: dict[tuple[int, ...], int] = {}
         initial = self.initial
@@ -529,13 +469,13 @@ class Worker:
         tot = space.tot
         atom_cap = 2 * sum(tot[g] for g in self.root) + sum(tot[g] for g in self.initial)
         direct_size = len(initial) + 2 + len(self.filt.kernels)
-        stopped = "exhausted"
+        stopped = Stopped.EXHAUSTED
         held = 0  # candidate children held by the frontier's nodes
         frontier_limit = cfg.frontier_limit
         keep = cfg.frontier_keep
         while frontier:
             if bound <= self.floor:
-                stopped = "optimal"
+                stopped = Stopped.OPTIMAL
                 break
             if traversal == "best-first":
                 _, _, node = heapq.heappop(frontier)
@@ -549,31 +489,30 @@ class Worker:
                     node.cands = ()  # its descendants keep it alive: drop what it alone holds
                 continue
             if node.cands is None:
-                if node_budget is not None and self.nodes >= node_budget:
-                    stopped = "nodes"
+                if budget.out_of_nodes(self.nodes):
+                    stopped = Stopped.NODES
                     break
                 if round_end is not None and self.nodes >= round_end:
-                    stopped = "round"
+                    stopped = Stopped.ROUND
                     break
-                if self.nodes >= self.next_check or deadline is not None:
+                if self.nodes >= self.next_check or budget.time is not None:
                     # past the deadline: stop at the next 64-node mark, or at once when that is late (a
                     # node on a goal of thousands of atoms takes a good part of a second)
                     now = time.perf_counter()
-                    late = deadline is not None and now >= deadline
-                    if late and (self.nodes >= self.next_check or now >= deadline + self.grace):
-                        stopped = "time"
+                    if budget.late(now) and (self.nodes >= self.next_check or budget.past_grace(now)):
+                        stopped = Stopped.TIME
                         break
                 if self.nodes >= self.next_check:
                     self.next_check = self.nodes + 64
                     if now >= self.next_memory_check:
                         self.next_memory_check = now + 0.1
                         if self._over_memory(cache):
-                            stopped = "memory"
+                            stopped = Stopped.MEMORY
                             break
                     if self.again is not None and self._again(now):
                         now = time.perf_counter()
-                        if node_budget is not None and self.nodes >= node_budget:
-                            stopped = "nodes"
+                        if budget.out_of_nodes(self.nodes):
+                            stopped = Stopped.NODES
                             break
                     bound = min(bound, self._bound())
                     if progress is not None:
@@ -602,7 +541,7 @@ class Worker:
                             continue
                 try:
                     node.cands = space.pairs(bag, branch)
-                except _Stop as stop:
+                except OutOfBudget as stop:
                     stopped = stop.reason
                     break
                 node.idx = 0
