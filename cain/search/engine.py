@@ -4,8 +4,6 @@ longer one."""
 
 from __future__ import annotations
 
-import multiprocessing
-import sys
 import time
 from collections.abc import Callable
 from dataclasses import replace
@@ -27,46 +25,8 @@ from cain.search.goals import atoms
 from cain.search.goals.space import Space
 from cain.search.heuristic import structure
 from cain.search.heuristic.worker import Worker
-
-
-class _Progress:
-    """A live status line on stderr: best plan, nodes, nodes per second, elapsed time."""
-
-    def __init__(self, enabled: bool, bound: int = 0):
-        self.enabled = enabled
-        self.bound = bound
-        self.last = 0.0
-
-    def line(self, macros, icws, nodes, elapsed, bus=0, bus2=0) -> None:
-        now = time.perf_counter()
-        if not self.enabled or now - self.last < 0.25:
-            return
-        self.last = now
-        best = f"{macros} macros / {icws} ICWs" if macros else "no plan yet"
-        if macros and bus:
-            best += f" / {bus} ICWs at bus level ({bus2} bus2/bus3)"
-        best += f" (lower bound {self.bound})"
-        rate = nodes / elapsed if elapsed > 0 else 0.0
-        sys.stderr.write(f"\rsearch: best {best}, {nodes} nodes, {rate:,.0f} nodes/s, {elapsed:.1f} s   ")
-        sys.stderr.flush()
-
-    def close(self) -> None:
-        if self.enabled:
-            sys.stderr.write("\n")
-            sys.stderr.flush()
-
-
-def _progress_enabled(cfg: SearchConfig) -> bool:
-    if cfg.progress is None:
-        return sys.stderr.isatty()
-    return bool(cfg.progress)
-
-
-def _score(event: PlanEvent, cfg: SearchConfig) -> tuple[int, int]:
-    """What makes a plan better: fewer macros, or under `cost=icws` fewer ICWs at bus level once scored."""
-    if cfg.cost == "icws":
-        return (event.bus_icws or 1 << 30, event.macros)
-    return (event.macros, 0)
+from cain.search.portfolio import search_parallel
+from cain.search.progress import Progress, progress_enabled
 
 
 def search(filt: Filter, cfg: SearchConfig | None = None) -> SearchResult:
@@ -152,7 +112,7 @@ def _search_heuristic(
     """The heuristic search, by one worker or a portfolio; in macros, a short probe first, and when its
     plan is within the exact search's reach (`SearchConfig.exact_reach`), the heuristic with half of what
     is left of the budget, then the exact search (`_prove`) with the rest."""
-    run = _search_one if cfg.workers == 1 else _search_parallel
+    run = _search_one if cfg.workers == 1 else search_parallel
     if cfg.cost != "macros" or cfg.exact_reach <= 0:
         return run(filt, cfg, names, start, bound if cfg.cost == "macros" else 0)
     timed, seconds = _timing(cfg)
@@ -332,7 +292,9 @@ def _constructive_program(
     done = lambda p: allocated_and_verified(p, filt, names)
     found = shortest_constructive(filt, cfg.instruction_set, names, done, stop=stop)
     if found is None and over_input.applies(filt, len(names)):
-        found = shortest_fitting(over_input.programs(filt, cfg.instruction_set, len(names), stop), names, done)
+        found = shortest_fitting(
+            over_input.programs(filt, cfg.instruction_set, len(names), stop), names, done
+        )
     return found
 
 
@@ -371,7 +333,7 @@ def _search_one(
 ) -> SearchResult:
     worker = Worker(filt, cfg, names)
     worker.floor = bound
-    bar = _Progress(_progress_enabled(cfg), bound)
+    bar = Progress(progress_enabled(cfg), bound)
 
     def progress(w: Worker, now: float) -> None:
         best = w.best
@@ -390,122 +352,4 @@ def _search_one(
         stopped=stopped,
         plan=worker.best_plan,
         kernel_by_kernel=worker.by_kernel,
-    )
-
-
-def _worker_main(filt, cfg, names, index, shared, conn) -> None:
-    try:
-        worker = Worker(filt, cfg, names, index, shared)
-        worker.floor = shared["floor"]
-        counts = shared["nodes"]
-
-        def progress(w: Worker, now: float) -> None:
-            counts[index] = w.nodes
-
-        stopped = worker.run(progress)
-        counts[index] = worker.nodes
-        conn.send(
-            (
-                "ok",
-                (worker.best, worker.best_plan, worker.by_kernel),
-                worker.events,
-                worker.nodes,
-                stopped,
-                peak_memory(),
-            )
-        )
-    except Exception as e:  # noqa: BLE001 (reported to the parent rather than lost with the process)
-        conn.send(("error", repr(e), None, 0, Stopped.ERROR, 0))
-    finally:
-        conn.close()
-
-
-def _search_parallel(
-    filt: Filter, cfg: SearchConfig, names: tuple[str, ...], start: float, bound: int = 0
-) -> SearchResult:
-    """A portfolio of diversified workers, one process each. With a time budget (and no node budget)
-    they share the best plan length, so each prunes by the best any has found; with a node budget
-    they run independently, which keeps the result deterministic."""
-    ctx = multiprocessing.get_context("fork")
-    share = cfg.node_budget is None
-    shared = {
-        "best": ctx.Value("q", 1 << 30),
-        "macros": ctx.Value("q", 0),
-        "icws": ctx.Value("q", 0),
-        "bus": ctx.Value("q", 0),
-        "bus2": ctx.Value("q", 0),
-        "nodes": ctx.Array("q", cfg.workers, lock=False),
-        "share": share,
-        "floor": bound,
-    }
-    procs = []
-    conns = []
-    for i in range(cfg.workers):
-        parent, child = ctx.Pipe(duplex=False)
-        p = ctx.Process(target=_worker_main, args=(filt, cfg, names, i, shared, child), daemon=True)
-        p.start()
-        child.close()
-        procs.append(p)
-        conns.append(parent)
-    bar = _Progress(_progress_enabled(cfg), bound)
-    results = [None] * cfg.workers
-    pending = set(range(cfg.workers))
-    while pending:
-        for i in list(pending):
-            if conns[i].poll(0.05):
-                try:
-                    results[i] = conns[i].recv()
-                except EOFError:
-                    results[i] = ("error", "worker exited", None, 0, Stopped.ERROR, 0)
-                pending.discard(i)
-            elif not procs[i].is_alive() and not conns[i].poll(0):
-                results[i] = ("error", f"worker exited with status {procs[i].exitcode}", None, 0, Stopped.ERROR, 0)
-                pending.discard(i)
-        if bar.enabled:
-            m = shared["macros"].value
-            elapsed = time.perf_counter() - start
-            bus, bus2 = shared["bus"].value, shared["bus2"].value
-            bar.line(m, shared["icws"].value, sum(shared["nodes"]), elapsed, bus, bus2)
-    bar.close()
-    for p in procs:
-        p.join()
-    errors = [r[1] for r in results if r[0] == "error"]
-    if errors:
-        raise RuntimeError(f"search worker failed: {errors[0]}")
-    best = plan = None
-    alone = False
-    best_key = None
-    events: list[tuple[float, int, PlanEvent]] = []
-    nodes = 0
-    stops = []
-    # the search's memory: every worker's own peak plus the parent's (all alive at once)
-    peak = peak_memory()
-    for i, (_, (program, ssa, by_kernel), evs, n, stopped, worker_peak) in enumerate(results):
-        nodes += n
-        peak += worker_peak
-        stops.append(stopped)
-        for e in evs:
-            events.append((e.seconds, i, e))
-        if program is not None:
-            bus = evs[-1].bus_icws if evs else 0
-            key = (bus if cfg.cost == "icws" else program.macros, program.macros, program.icws, i)
-            if best_key is None or key < best_key:
-                best, plan, best_key, alone = program, ssa, key, by_kernel
-    merged: list[PlanEvent] = []
-    total_nodes = 0
-    for _, _, e in sorted(events, key=lambda t: (t[0], t[1])):
-        if not merged or _score(e, cfg) < _score(merged[-1], cfg):
-            # nodes explored by all workers by then, estimated from the finding worker's own count
-            total_nodes = max(total_nodes, e.nodes * cfg.workers)
-            merged.append(PlanEvent(total_nodes, e.seconds, e.macros, e.icws, e.bus_icws, e.bus2))
-    stopped = next((s for s in (Stopped.OPTIMAL, Stopped.TIME, Stopped.NODES) if s in stops), Stopped.EXHAUSTED)
-    return SearchResult(
-        program=best,
-        events=merged,
-        nodes=nodes,
-        seconds=time.perf_counter() - start,
-        peak_memory=peak,
-        stopped=stopped,
-        plan=plan,
-        kernel_by_kernel=alone,
     )
