@@ -7,7 +7,7 @@ import heapq
 import math
 import time
 from collections import deque
-from dataclasses import replace
+from dataclasses import dataclass, replace
 
 from cain.backend.bus_synth import Options, synthesize
 from cain.diagnostics import CainError
@@ -43,6 +43,18 @@ AGAIN_SHARE = 0.5
 GRACE = 0.1
 """How far past the deadline, as a part of the time budget (at least a second), the traversal may run to
 reach its next 64-node mark."""
+
+
+@dataclass(slots=True)
+class _Traversal:
+    """One round's state: its frontier (a deque, or a heap for best-first), the cheapest cost each goal-bag
+    was reached at, the bound, the candidate children the frontier's nodes hold, and the heap's counter."""
+
+    frontier: deque | list
+    cache: dict[tuple[int, ...], int]
+    bound: int
+    held: int = 0
+    counter: int = 1
 
 
 class _Node:
@@ -101,6 +113,9 @@ class Worker:
         """Under `cost=icws` plans as long as the best (in macros) are still sought: they may synthesise shorter."""
         self.root = self.space.bag(atoms.from_goal(g) for g in filt.final_goals())
         self.initial = self.space.bag(atoms.from_goal(g) for g in filt.initial_goals())
+        tot = self.space.tot
+        self.atom_cap = 2 * sum(tot[g] for g in self.root) + sum(tot[g] for g in self.initial)
+        """Most atoms a goal-bag of the traversal may hold: past it a child is culled."""
         self.best_cost = 1 << 30
         """The fewest macros of any plan found: what bounds the traversal."""
         self.candidates: list[tuple[Program, Program]] = []
@@ -453,137 +468,154 @@ class Worker:
 
     def _round(self, progress, round_end: int | None, root: _Node | None = None) -> Stopped:
         """One traversal from the final goals (or `root`) until a budget, the round's end or exhaustion."""
-        cfg = self.cfg
-        space = self.space
-        budget = self.budget
-        traversal = cfg.traversal
-        cache: dict[tuple[int, ...], int] = {}
-        initial = self.initial
-        initial_set = set(initial)
+        root = root or _Node(self.root, 0, None, None, self.space.lower_bound(self.root))
+        best_first = self.cfg.traversal == "best-first"
+        t = _Traversal([(0.0, 0, root)] if best_first else deque([root]), {}, self.bound)
         min_step = self._min_step()
-        branch = self.branch
-        root = root or _Node(self.root, 0, None, None, space.lower_bound(self.root))
-        frontier = deque([root]) if traversal != "best-first" else [(0.0, 0, root)]
-        counter = 1
-        bound = self.bound
-        tot = space.tot
-        atom_cap = 2 * sum(tot[g] for g in self.root) + sum(tot[g] for g in self.initial)
-        direct_size = len(initial) + 2 + len(self.filt.kernels)
         stopped = Stopped.EXHAUSTED
-        held = 0  # candidate children held by the frontier's nodes
-        frontier_limit = cfg.frontier_limit
-        keep = cfg.frontier_keep
-        while frontier:
-            if bound <= self.floor:
+        while t.frontier:
+            if t.bound <= self.floor:
                 stopped = Stopped.OPTIMAL
                 break
-            if traversal == "best-first":
-                _, _, node = heapq.heappop(frontier)
-            elif traversal == "dfs":
-                node = frontier.pop()
-            else:
-                node = frontier.popleft()
-            if node.cost + node.lb * min_step >= bound:
+            node = self._pop(t)
+            if node.cost + node.lb * min_step >= t.bound:
                 if node.cands:
-                    held -= len(node.cands)
+                    t.held -= len(node.cands)
                     node.cands = ()  # its descendants keep it alive: drop what it alone holds
                 continue
             if node.cands is None:
-                if budget.out_of_nodes(self.nodes):
-                    stopped = Stopped.NODES
+                why = self._checkpoint(t, progress, round_end)
+                if why is not None:
+                    stopped = why
                     break
-                if round_end is not None and self.nodes >= round_end:
-                    stopped = Stopped.ROUND
-                    break
-                if self.nodes >= self.next_check or budget.time is not None:
-                    # past the deadline: stop at the next 64-node mark, or at once when that is late (a
-                    # node on a goal of thousands of atoms takes a good part of a second)
-                    now = time.perf_counter()
-                    if budget.late(now) and (self.nodes >= self.next_check or budget.past_grace(now)):
-                        stopped = Stopped.TIME
-                        break
-                if self.nodes >= self.next_check:
-                    self.next_check = self.nodes + 64
-                    if now >= self.next_memory_check:
-                        self.next_memory_check = now + 0.1
-                        if self._over_memory(cache):
-                            stopped = Stopped.MEMORY
-                            break
-                    if self.again is not None and self._again(now):
-                        now = time.perf_counter()
-                        if budget.out_of_nodes(self.nodes):
-                            stopped = Stopped.NODES
-                            break
-                    bound = min(bound, self._bound())
-                    if progress is not None:
-                        progress(self, now)
-                    if node.cost + node.lb * min_step >= bound:
-                        continue
-                self.nodes += 1
-                bag = node.bag
-                seen = cache.get(bag)
-                if seen is not None and seen <= node.cost:
+                if node.cost + node.lb * min_step >= t.bound:  # the bound fell at the checkpoint
                     continue
-                if len(cache) >= cfg.cache_limit:
-                    cache.clear()
-                cache[bag] = node.cost
-                if bag == initial or len(bag) < len(initial) and set(bag) <= initial_set:
-                    self._plan(node, [])
-                    bound = min(bound, self.best_cost + self.tie)
-                    continue
-                if len(bag) <= direct_size:
-                    tail = direct_solution(space, bag)
-                    if tail is not None:
-                        extra = sum(self._step_cost(p[0]) for p in tail)
-                        if node.cost + extra < bound:
-                            self._plan(node, tail)
-                            bound = min(bound, self.best_cost + self.tie)
-                            continue
                 try:
-                    node.cands = space.pairs(bag, branch)
+                    if not self._expand(t, node):
+                        continue
                 except OutOfBudget as stop:
                     stopped = stop.reason
                     break
-                node.idx = 0
-                held += len(node.cands)
-            # yield the node's next child that is not culled
-            cands = node.cands
-            child = None
-            while node.idx < len(cands):
-                h, pair, cbag = cands[node.idx]
-                node.idx += 1
-                cost = node.cost + self._step_cost(pair[0])
-                seen = cache.get(cbag)
-                if seen is not None and seen <= cost:
-                    continue
-                lb = space.lower_bound(cbag)
-                if cost + lb * min_step >= bound or sum([tot[g] for g in cbag]) > atom_cap:
-                    continue
-                child = _Node(cbag, cost, node, pair, lb)
-                break
-            if child is None or node.idx >= len(cands):
-                held -= len(cands)
-                node.cands = ()  # spent: its descendants keep it alive, not its children list
-                if child is None:
-                    continue
-            elif held > frontier_limit and len(cands) - node.idx > keep:
-                held -= len(cands) - keep
-                node.cands = cands = cands[node.idx : node.idx + keep]
-                node.idx = 0
-            if traversal == "cgds":
-                frontier.appendleft(child)
-                frontier.append(node)
-            elif traversal == "dfs":
-                frontier.append(node)
-                frontier.append(child)
-            elif traversal == "bfs":
-                frontier.append(child)
-                frontier.appendleft(node)
-            else:
-                counter += 1
-                heapq.heappush(frontier, (h, counter, child))
-                if node.idx < len(cands):
-                    counter += 1
-                    heapq.heappush(frontier, (cands[node.idx][0], counter, node))
-        self.bound = bound
+            found = self._next_child(t, node)
+            if found is not None:
+                self._push(t, node, *found)
+        self.bound = t.bound
         return stopped
+
+    def _pop(self, t: _Traversal) -> _Node:
+        """The frontier's next node in the traversal's order."""
+        if self.cfg.traversal == "best-first":
+            return heapq.heappop(t.frontier)[2]
+        if self.cfg.traversal == "dfs":
+            return t.frontier.pop()
+        return t.frontier.popleft()
+
+    def _checkpoint(self, t: _Traversal, progress, round_end: int | None) -> Stopped | None:
+        """Before a node is expanded: why to stop (the node or time budget, the round's end, memory), else
+        None; every 64 nodes, the memory, the kernels compiled again (`_again`), the bound shared by the
+        portfolio and the progress line."""
+        budget = self.budget
+        if budget.out_of_nodes(self.nodes):
+            return Stopped.NODES
+        if round_end is not None and self.nodes >= round_end:
+            return Stopped.ROUND
+        mark = self.nodes >= self.next_check
+        if not mark and budget.time is None:
+            return None
+        # past the deadline: stop at the next 64-node mark, or at once when that is late (a node on a goal
+        # of thousands of atoms takes a good part of a second)
+        now = time.perf_counter()
+        if budget.late(now) and (mark or budget.past_grace(now)):
+            return Stopped.TIME
+        if not mark:
+            return None
+        self.next_check = self.nodes + 64
+        if now >= self.next_memory_check:
+            self.next_memory_check = now + 0.1
+            if self._over_memory(t.cache):
+                return Stopped.MEMORY
+        if self.again is not None and self._again(now):
+            now = time.perf_counter()
+            if budget.out_of_nodes(self.nodes):
+                return Stopped.NODES
+        t.bound = min(t.bound, self._bound())
+        if progress is not None:
+            progress(self, now)
+        return None
+
+    def _expand(self, t: _Traversal, node: _Node) -> bool:
+        """Visit `node`: skip it if its goal-bag was reached as cheaply before, offer a plan if it is the
+        inputs or solved directly (False: nothing more to do there), else give it its candidate children."""
+        self.nodes += 1
+        bag = node.bag
+        seen = t.cache.get(bag)
+        if seen is not None and seen <= node.cost:
+            return False
+        if len(t.cache) >= self.cfg.cache_limit:
+            t.cache.clear()
+        t.cache[bag] = node.cost
+        initial = self.initial
+        if bag == initial or len(bag) < len(initial) and set(bag) <= set(initial):
+            self._plan(node, [])
+            t.bound = min(t.bound, self.best_cost + self.tie)
+            return False
+        if len(bag) <= len(initial) + 2 + len(self.filt.kernels):
+            tail = direct_solution(self.space, bag)
+            if tail is not None and node.cost + sum(self._step_cost(p[0]) for p in tail) < t.bound:
+                self._plan(node, tail)
+                t.bound = min(t.bound, self.best_cost + self.tie)
+                return False
+        node.cands = self.space.pairs(bag, self.branch)
+        node.idx = 0
+        t.held += len(node.cands)
+        return True
+
+    def _next_child(self, t: _Traversal, node: _Node) -> tuple[_Node, float] | None:
+        """`node`'s next child that is not culled (by the cache, the bound or the atom cap), with its
+        heuristic cost; a spent node lets go of its candidates, and past `frontier_limit` keeps only its
+        next `frontier_keep`."""
+        cands = node.cands
+        tot = self.space.tot
+        min_step = self._min_step()
+        child = None
+        h = 0.0
+        while node.idx < len(cands):
+            h, pair, cbag = cands[node.idx]
+            node.idx += 1
+            cost = node.cost + self._step_cost(pair[0])
+            seen = t.cache.get(cbag)
+            if seen is not None and seen <= cost:
+                continue
+            lb = self.space.lower_bound(cbag)
+            if cost + lb * min_step >= t.bound or sum([tot[g] for g in cbag]) > self.atom_cap:
+                continue
+            child = _Node(cbag, cost, node, pair, lb)
+            break
+        keep = self.cfg.frontier_keep
+        if child is None or node.idx >= len(cands):
+            t.held -= len(cands)
+            node.cands = ()  # spent: its descendants keep it alive, not its children list
+        elif t.held > self.cfg.frontier_limit and len(cands) - node.idx > keep:
+            t.held -= len(cands) - keep
+            node.cands = cands[node.idx : node.idx + keep]
+            node.idx = 0
+        return None if child is None else (child, h)
+
+    def _push(self, t: _Traversal, node: _Node, child: _Node, h: float) -> None:
+        """Put `child` and `node` (for its next children) back on the frontier, in the traversal's order."""
+        traversal, frontier = self.cfg.traversal, t.frontier
+        if traversal == "cgds":
+            frontier.appendleft(child)
+            frontier.append(node)
+        elif traversal == "dfs":
+            frontier.append(node)
+            frontier.append(child)
+        elif traversal == "bfs":
+            frontier.append(child)
+            frontier.appendleft(node)
+        else:
+            t.counter += 1
+            heapq.heappush(frontier, (h, t.counter, child))
+            if node.idx < len(node.cands):
+                t.counter += 1
+                heapq.heappush(frontier, (node.cands[node.idx][0], t.counter, node))
