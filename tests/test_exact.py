@@ -22,7 +22,8 @@ from cain.search.allocate import allocated_and_verified
 from cain.search.budget import Budget
 from cain.search.exact import sat as exact_sat
 from cain.search.exact.bound import filter_bound
-from cain.search.exact.deepening import SYMMETRIES, ExactSearch
+from cain.search.exact.deepening import ExactSearch
+from cain.search.exact.symmetry import SYMMETRIES
 from cain.search.goals.space import form_of
 
 EXACT_NODES = 20_000

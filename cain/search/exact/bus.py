@@ -60,7 +60,7 @@ from cain.model.filter import Filter
 from cain.model.isa import BUS_KINDS, DIRECTIONS, NEIGHBOUR_NEWS, NEWS, MicroOp, check_bus
 from cain.model.program import Program
 from cain.search.budget import Budget, OutOfBudget, Stopped
-from cain.search.exact.deepening import SYMMETRIES
+from cain.search.exact.symmetry import SYMMETRIES, Symmetry, image
 
 Value = int
 """An interned goal (an index into `ExactBusSearch.goal_of`); `UNSET` is a register holding no value."""
@@ -95,8 +95,8 @@ class _Found(Exception):
         self.ops = ops
 
 
-def _key_of_atoms(items) -> tuple:
-    return tuple(sorted(items))
+Source = tuple[str | int, Value]
+"""What a micro-op reads: (the copy index of a register value, or a NEWS-family name; the value)."""
 
 
 class ExactBusSearch:
@@ -181,11 +181,8 @@ class ExactBusSearch:
             )
         return got
 
-    def _image(self, s: tuple[int, int, int, int], v: Value) -> Value:
-        a, b, c, d = s
-        return self.intern(
-            _key_of_atoms((a * x + b * y, c * x + d * y, z, n) for x, y, z, n in self.goal_of[v])
-        )
+    def _image(self, s: Symmetry, v: Value) -> Value:
+        return self.intern(image(s, self.goal_of[v]))
 
     def counts(self, v: Value) -> dict:
         """The atoms of `v` as counts by position."""
@@ -313,22 +310,7 @@ class ExactBusSearch:
         R = self.R
         factor = 3**left
         todo = {g for s, g in self.outputs if vals[s] != g}
-        # sources: register values (a value held in m registers can be read up to m times) and NEWS reads
-        holders: dict[Value, list[int]] = {}
-        for i in range(R):
-            v = vals[i]
-            if v and self.goal_of[v]:
-                holders.setdefault(v, []).append(i)
-        items: list[
-            tuple[str | int, Value]
-        ] = []  # (copy index of a register value, or NEWS-family name; value)
-        for v, regs in holders.items():
-            for k in range(len(regs)):
-                items.append((k, v))
-        news = vals[R]
-        if news and self.goal_of[news]:
-            for name, (dx, dy) in READ_SHIFT.items():
-                items.append((name, self.shifted(news, dx, dy)))
+        holders, items = self._sources(vals)
         # destinations: output registers, a few registers of each class of interchangeable others, NEWS and
         # the neighbours' NEWS (the latter only for micro-ops reading none of them)
         regs_out = [(s, self.slot_name[s]) for s, _ in self.outputs]
@@ -390,6 +372,22 @@ class ExactBusSearch:
                     if near:
                         stack.append(((*chosen, items[i]), new, i + 1, reads_news or isinstance(tag, str)))
             self.budget.check_time()
+
+    def _sources(self, vals: tuple[Value, ...]) -> tuple[dict[Value, list[int]], list[Source]]:
+        """What a micro-op may read from `vals`: the registers holding each value, and the sources as
+        (copy index of a register value, or NEWS-family name; value): a value held in m registers can be
+        read up to m times, and NEWS through every read of its family."""
+        holders: dict[Value, list[int]] = {}
+        for i in range(self.R):
+            v = vals[i]
+            if v and self.goal_of[v]:
+                holders.setdefault(v, []).append(i)
+        items: list[Source] = [(k, v) for v, regs in holders.items() for k in range(len(regs))]
+        news = vals[self.R]
+        if news and self.goal_of[news]:
+            for name, (dx, dy) in READ_SHIFT.items():
+                items.append((name, self.shifted(news, dx, dy)))
+        return holders, items
 
     def _place(self, vals, unread, classes_of, kind, chosen, holders, w: Value, left: int, cands):
         """Every choice of destinations among `cands` for result `w` of a `kind` micro-op reading `chosen`."""

@@ -35,13 +35,10 @@ from cain.model.filter import Filter
 from cain.model.program import Program
 from cain.search.budget import Budget, OutOfBudget, Stopped
 from cain.search.exact.bound import Kinds, bag_bound
+from cain.search.exact.symmetry import SYMMETRIES, image
 from cain.search.goals import atoms
 from cain.search.goals.plan import to_program
 from cain.search.goals.space import Form, Pair, Space
-
-SYMMETRIES = ((1, 0, 0, 1), (0, -1, 1, 0), (-1, 0, 0, -1), (0, 1, -1, 0),
-              (-1, 0, 0, 1), (1, 0, 0, -1), (0, 1, 1, 0), (0, -1, -1, 0))  # fmt: skip
-"""The dihedral group of the square as matrices `(a, b, c, d)`: `(x, y) -> (a x + b y, c x + d y)`."""
 
 MEMO_ITEMS = 2_000_000
 """Most sub-multisets and steps the per-goal memos hold together (a goal with large counts has hundreds of
@@ -283,9 +280,7 @@ class ExactSearch:
         table = self._sym[s]
         r = table.get(g)
         if r is None:
-            a, b, c, d = SYMMETRIES[s]
-            goal = self.space.goal_of[g]
-            r = self.space.intern(tuple(sorted((a * x + b * y, c * x + d * y, z, n) for x, y, z, n in goal)))
+            r = self.space.intern(image(SYMMETRIES[s], self.space.goal_of[g]))
             table[g] = r
         return r
 

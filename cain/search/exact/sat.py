@@ -27,7 +27,7 @@ from dataclasses import dataclass
 from cain.model.filter import Filter
 from cain.model.isa import instruction_set
 from cain.model.program import Instr, Program
-from cain.search.exact.deepening import SYMMETRIES
+from cain.search.exact.symmetry import SYMMETRIES
 from cain.search.goals.space import division_macro, form_of
 
 Position = tuple[int, int, int]
