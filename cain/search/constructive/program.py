@@ -58,13 +58,7 @@ def registers_needed(program: Program) -> int:
     """A quick lower bound on the registers `program` needs: at each instruction, the values live across
     it, its operands, a register for its result unless an operand dies there, and its scratch registers
     (a division with `all`'s `div` keeps three registers busy)."""
-    last: dict[int, int] = {}
-    n = len(program.instrs)
-    for i, instr in enumerate(program.instrs):
-        for o in instr.operands:
-            last[o] = i
-    for v, _ in program.outputs:
-        last[v] = n
+    last = program.last_uses()
     live = sum(1 for v, _ in program.inputs if v in last)  # values made before and read from here on
     need = live
     for i, instr in enumerate(program.instrs):
@@ -88,7 +82,8 @@ def _traced_registers(trace: list[tuple], first: int, outputs: list[int], fused:
     """`registers_needed` of the program a counting `Builder` traced (values below `first` its inputs), found
     without building it: a walk counts as one step whose pressure inside depends only on its steps, which
     of its operands die in it and whether its result is used after (`_walk_pressure`, cached). None when
-    a walk reads one value under two names (then only the program built can tell)."""
+    a walk reads one value under two names (then only the program built can tell). Its last-use table is
+    over the trace's items, not a program's instructions (`Program.last_uses`): there is no program yet."""
     last: dict[int, int] = {}
     walks: list[tuple | None] = []
     for i, item in enumerate(trace):
@@ -143,7 +138,8 @@ def _walk_refs(steps: tuple[Step, ...]) -> tuple[tuple[str, int] | None, ...]:
 def _walk_pressure(steps: tuple[Step, ...], dying: frozenset, used_after: bool) -> tuple[int, int]:
     """A walk's peak register pressure and its change in live values, both counted from the values live
     before it: `dying` are the outside operands read for the last time in it, `used_after` whether its
-    result is (`registers_needed`, instruction by instruction)."""
+    result is (`registers_needed`, instruction by instruction). Its last-use table is over the walk's
+    steps, whose operands are references (`_walk_refs`), not a program's values."""
     last = {}
     for t, (_, refs, _) in enumerate(steps):
         for r in refs:
@@ -222,13 +218,7 @@ def _walk_steps(
     if not terms and not (final and here not in (None, (0, 0))):
         return (), here
     path = tour(tuple(sorted(terms)), here, final)
-    # tokens: ("add", channel, sign) and ("move", direction)
-    tokens: list[tuple] = []
-    for i, p in enumerate(path):
-        for z, n in terms.get(p, ()):
-            tokens += [("add", z, 1 if n > 0 else -1)] * abs(n)
-        nxt = path[i + 1] if i + 1 < len(path) else ((0, 0) if final else p)
-        tokens += [("move", d) for d in single_moves(p[0] - nxt[0], p[1] - nxt[1])]
+    tokens = _tokens(terms, path, final)
     pending: int | None = None  # the accumulator is still this source, unchanged (no instruction yet)
     i = 0
     while i < len(tokens):
@@ -286,6 +276,18 @@ def _walk_steps(
 
     steps = tuple((i.macro, tuple(ref(o) for o in i.operands), i.directions) for i in instrs)
     return steps, ((0, 0) if final else path[-1])
+
+
+def _tokens(terms: Terms, path: tuple[Position, ...], final: bool) -> list[tuple]:
+    """A walk along `path` as tokens: `("add", channel, sign)` for each source added where the walk stands
+    (the accumulator is moved back by the moves after it), `("move", direction)` for each step."""
+    tokens: list[tuple] = []
+    for i, p in enumerate(path):
+        for z, n in terms.get(p, ()):
+            tokens += [("add", z, 1 if n > 0 else -1)] * abs(n)
+        nxt = path[i + 1] if i + 1 < len(path) else ((0, 0) if final else p)
+        tokens += [("move", d) for d in single_moves(p[0] - nxt[0], p[1] - nxt[1])]
+    return tokens
 
 
 def _levels(goal: Goal, e: int) -> tuple[list[Terms], Terms]:
@@ -437,22 +439,48 @@ def _build(
             levels = _high_levels(rest if saved > 0 else filt.kernels[k].goal, e) or [{}]
             if saved > 0:
                 levels[-1].setdefault(offset, []).append((len(sources), 1))
-            for j, terms in enumerate(levels):
-                if acc is not None:
-                    acc = b.op("add", (acc, b.op("mov", (acc,))))
-                acc, here = _walk(b, acc, terms, srcs, here, final=not floating or j == len(levels) - 1)
+            acc = _doubled(b, acc, levels, srcs, here, floating)
         else:
-            for terms in low:
-                acc, here = _walk(b, acc, terms, srcs, here, final=not floating)
-                acc = b.half(acc)
+            copied: list[int] = []
             if kept_copies:
                 top = _over(top, channels, kept_copies, len(srcs))
-                srcs = [*srcs, *(v for level in kept_copies for v in chain[-1 - level])]
-            acc, _ = _walk(b, acc, top, srcs, here, final=True)
+                copied = [v for level in kept_copies for v in chain[-1 - level]]
+            acc = _halved(b, acc, low, top, srcs, copied, here, floating)
         if acc is None:
             acc = b.op("res", ())
         results[k] = acc
     return results
+
+
+def _doubled(
+    b: Builder, acc: int | None, levels: list[Terms], srcs: list[int], here: Position | None, floating: bool
+) -> int | None:
+    """Horner's rule from the highest level down: each level's walk, the accumulator doubled (a copy and an
+    add) before each level after the first; the accumulator after the last."""
+    for j, terms in enumerate(levels):
+        if acc is not None:
+            acc = b.op("add", (acc, b.op("mov", (acc,))))
+        acc, here = _walk(b, acc, terms, srcs, here, final=not floating or j == len(levels) - 1)
+    return acc
+
+
+def _halved(
+    b: Builder,
+    acc: int | None,
+    low: list[Terms],
+    top: Terms,
+    srcs: list[int],
+    copied: list[int],
+    here: Position | None,
+    floating: bool,
+) -> int | None:
+    """Horner's rule from the lowest level up: each level's walk, the accumulator halved after it, then the
+    walk of the levels at and above the sources' over `srcs` and the `copied` inputs; the accumulator."""
+    for terms in low:
+        acc, here = _walk(b, acc, terms, srcs, here, final=not floating)
+        acc = b.half(acc)
+    acc, _ = _walk(b, acc, top, [*srcs, *copied], here, final=True)
+    return acc
 
 
 def _over(terms: Terms, channels: int, levels: tuple[int, ...], first: int) -> Terms:
