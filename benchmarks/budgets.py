@@ -21,7 +21,7 @@ from benchmarks.common import fmt, machine_info, make_parser, markdown_table, wr
 from cain.diagnostics import CainError
 from cain.frontend.kernel import parse_filter
 from cain.search import SearchConfig, search
-from cain.search.worker import resident_memory
+from cain.search.budget import resident_memory
 
 SIZES = (3, 5, 9, 15, 21, 31)
 MAX_DEPTH = 10

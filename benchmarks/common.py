@@ -240,8 +240,8 @@ class Run:
     """One search and the independent verification of its best plan.
 
     `status` is `verified` (a data point), `no plan` (the budget ended before any plan), `impossible` (no
-    program of the goal model fits the registers, proven before searching: `cain.search.full`), or `failed`
-    (the search raised, or its program did not verify: reported, never counted)."""
+    program of the goal model fits the registers, proven before searching: `cain.search.exact.full`), or
+    `failed` (the search raised, or its program did not verify: reported, never counted)."""
 
     label: str
     status: str

@@ -23,7 +23,7 @@ from cain.frontend.kernel import parse_filter
 from cain.model.filter import Filter
 from cain.search import SearchConfig, search
 from cain.search.config import register_names
-from cain.search.exact_bus import upper_ops
+from cain.search.exact.bus import upper_ops
 
 SETS = ("all", "basic")
 
@@ -110,9 +110,9 @@ def main(argv: Sequence[str] | None = None) -> int:
     body = (
         "One exact search per filter and instruction set. `macros`: the verified program returned; `proven "
         "bound`: no program of the goal model (instructions split atoms, never cancel them) is shorter; "
-        "`general bound`: no program of the instruction set at all is shorter (`cain.search.bound`, raised by "
-        "CP-SAT's refutations, `cain.search.exact_sat`); `optimal`: `macros` equals the general bound (`every "
-        "program`) or the proven bound (`goal model`).\n\n" + common.markdown_table(headers, table) + "\n"
+        "`general bound`: no program of the instruction set at all is shorter (`cain.search.exact.bound`, "
+        "raised by CP-SAT's refutations, `cain.search.exact.sat`); `optimal`: `macros` equals the general "
+        "bound (`every program`) or the proven bound (`goal model`).\n\n" + common.markdown_table(headers, table) + "\n"
     )
     return write(args, argv, machine, "Proven optima of small filters", records, body)
 
@@ -190,8 +190,8 @@ def icws(args, argv: Sequence[str] | None, machine: dict) -> int:
     ]
     body = (
         "One exact search over bus micro-ops per filter (`search{exact=true cost=icws}`). `ICWs`: the verified "
-        "program returned; `proven bound`: no program of the bus-level model (cain/search/exact_bus.py: the bus "
-        "rules, NEWS never read and written in one micro-op, sources never cancelling, whole goals) is shorter; "
+        "program returned; `proven bound`: no program of the bus-level model (cain/search/exact/bus.py: the "
+        "bus rules, NEWS never read and written in one micro-op, sources never cancelling, whole goals) is shorter; "
         "`optimal`: the two meet; `bus-synth ICWs`: bus-level synthesis of the heuristic's macro plan, the "
         "length to beat; `stopped`: `optimal` (a program of the bound found), `upper` (every shorter length "
         "refuted), `time` or `nodes` (the budget ended first).\n\n"

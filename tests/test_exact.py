@@ -17,11 +17,14 @@ from cain.backend.verify import verify_for_filter
 from cain.model.filter import Filter
 from cain.model.goal import Goal
 from cain.model.isa import DIRECTIONS, instruction_set
-from cain.search import SearchConfig, exact_sat, search
-from cain.search.bound import filter_bound
-from cain.search.exact import SYMMETRIES, ExactSearch
-from cain.search.space import form_of
-from cain.search.worker import finish
+from cain.search import SearchConfig, search
+from cain.search.allocate import allocated_and_verified
+from cain.search.budget import Budget
+from cain.search.exact import sat as exact_sat
+from cain.search.exact.bound import filter_bound
+from cain.search.exact.deepening import ExactSearch
+from cain.search.exact.symmetry import SYMMETRIES
+from cain.search.goals.space import form_of
 
 EXACT_NODES = 20_000
 
@@ -29,7 +32,7 @@ EXACT_NODES = 20_000
 def exact(filt: Filter, iset: str, nodes: int = EXACT_NODES, horizon: int = 3):
     names = filt.registers
     return ExactSearch(
-        filt, iset, names, lambda p: finish(p, filt, names), node_budget=nodes, max_horizon=horizon
+        filt, iset, names, lambda p: allocated_and_verified(p, filt, names), Budget(nodes=nodes), max_horizon=horizon
     ).run()
 
 
@@ -224,7 +227,7 @@ def test_cp_sat_agrees_with_the_brute_force_over_every_program(matrix, brute):
             assert got.status == "refuted" and got.bound == n + 1, (n, got.status)
         else:
             assert got.status == "found", (n, got.status)
-            verify_for_filter(finish(got.plan, filt, filt.registers), filt)
+            verify_for_filter(allocated_and_verified(got.plan, filt, filt.registers), filt)
 
 
 @needs_cp_sat
@@ -252,7 +255,7 @@ def test_exact_search_honours_the_memory_limit():
     filt = optimal.load("box3x3", "all")
     names = filt.registers
     result = ExactSearch(
-        filt, "all", names, lambda p: finish(p, filt, names), node_budget=EXACT_NODES, max_memory=1
+        filt, "all", names, lambda p: allocated_and_verified(p, filt, names), Budget(nodes=EXACT_NODES, memory=1)
     ).run()
     assert result.stopped == "memory" and result.program is None
     assert filter_bound(filt, "all") <= result.bound <= 6
@@ -293,6 +296,6 @@ def test_cp_sat_symmetry_keeps_the_shortest_program(matrix):
         got = [exact_sat.solve(filt, "all", n, seconds=60, work=20, symmetry=s) for s in (True, False)]
         assert got[0].status == got[1].status != "unknown"
         if got[0].status == "found":
-            verify_for_filter(finish(got[0].plan, filt, filt.registers), filt)
+            verify_for_filter(allocated_and_verified(got[0].plan, filt, filt.registers), filt)
             break
     assert got[0].status == "found"

@@ -17,7 +17,8 @@ from cain.model.filter import Filter
 from cain.model.goal import Goal
 from cain.model.isa import BUS_KINDS, NEIGHBOUR_NEWS, NEWS, MicroOp, SimulationError, check_bus
 from cain.search import SearchConfig, search
-from cain.search.exact_bus import ExactBusSearch, upper_ops
+from cain.search.budget import Budget
+from cain.search.exact.bus import ExactBusSearch, upper_ops
 
 REGISTERS = ("A", "B", "C")
 NODES = 20_000
@@ -94,7 +95,7 @@ its sources, and a neighbour is read only through NEWS, which starts unset."""
 def test_hand_checked_optima(name):
     matrix, sign, best = HAND[name]
     filt = tiny([[sign * c for c in row] for row in matrix])
-    exact = ExactBusSearch(filt, node_budget=NODES)
+    exact = ExactBusSearch(filt, budget=Budget(nodes=NODES))
     # the bound alone is the optimum here: a copy needs two micro-ops because every micro-op negates
     assert exact.bound(exact.start) == best
     result = exact.run()
@@ -117,7 +118,7 @@ def test_small_filters_are_proven_within_bus_synth(name):
     """Proven at a CI node budget, and the bound never above a length achieved: the program's own, and
     bus-level synthesis of the heuristic search's plan."""
     filt = optimal.load(name, "all")
-    result = ExactBusSearch(filt, node_budget=NODES).run()
+    result = ExactBusSearch(filt, budget=Budget(nodes=NODES)).run()
     assert result.optimal
     verify_bus(result.ops, filt)
     assert len(result.ops) == result.bound <= synthesized(filt)
@@ -127,14 +128,14 @@ def test_gaussian_bound_below_known_programs():
     """The 3x3 Gaussian: a hand-written bus-level program has 12 ICWs and bus-level synthesis finds 8; the
     bound stays below both, and the budget ends the search."""
     filt = optimal.load("gauss3x3", "all")
-    result = ExactBusSearch(filt, node_budget=300).run()
+    result = ExactBusSearch(filt, budget=Budget(nodes=300)).run()
     assert result.stopped == "nodes" and result.nodes == 301
     assert 4 <= result.bound <= min(12, synthesized(filt))  # four halvings: 1/16 from the input
 
 
 def test_node_budget_is_honoured():
     filt = optimal.load("gauss3x3", "all")
-    result = ExactBusSearch(filt, node_budget=50).run()
+    result = ExactBusSearch(filt, budget=Budget(nodes=50)).run()
     assert result.stopped == "nodes" and result.ops is None and result.nodes == 51
     assert result.bound <= 8  # bus-level synthesis's program (docs/evaluation.md)
 
@@ -142,8 +143,8 @@ def test_node_budget_is_honoured():
 def test_symmetry_and_register_classes_keep_the_optimum():
     """Searching without the square's symmetries proves the same optimum."""
     filt = optimal.load("box3x3", "all")
-    with_sym = ExactBusSearch(filt, node_budget=NODES).run()
-    without = ExactBusSearch(filt, node_budget=NODES, symmetry=False).run()
+    with_sym = ExactBusSearch(filt, budget=Budget(nodes=NODES)).run()
+    without = ExactBusSearch(filt, budget=Budget(nodes=NODES), symmetry=False).run()
     assert with_sym.optimal and without.optimal and with_sym.bound == without.bound == 4
 
 
@@ -162,7 +163,7 @@ def test_zero_outputs():
     one = Filter.of_goals("z", [Goal(), Goal.from_matrices([[[-1]]])], 0, outputs=("B", "C"))
     both = Filter.of_goals("z", [Goal(), Goal()], 0, outputs=("B", "C"))
     for filt, best in ((one, 2), (both, 1)):
-        result = ExactBusSearch(filt, node_budget=NODES).run()
+        result = ExactBusSearch(filt, budget=Budget(nodes=NODES)).run()
         assert result.optimal and len(result.ops) == best
         verify_bus(result.ops, filt)
 
@@ -175,8 +176,8 @@ def test_zero_outputs():
 def test_last_step_pruning_keeps_the_optimum(filt):
     """The last micro-op found by covering the kernel, and the values it could not read pruned one step
     earlier, prove the same optimum as the generic steps all the way (one and two outputs)."""
-    fast = ExactBusSearch(filt, node_budget=NODES).run()
-    slow = ExactBusSearch(filt, node_budget=NODES, last_step=False).run()
+    fast = ExactBusSearch(filt, budget=Budget(nodes=NODES)).run()
+    slow = ExactBusSearch(filt, budget=Budget(nodes=NODES), last_step=False).run()
     assert fast.optimal and slow.optimal and fast.bound == slow.bound
     verify_bus(fast.ops, filt)
     verify_bus(slow.ops, filt)
@@ -213,7 +214,7 @@ def test_two_steps_never_prunes_a_state_two_micro_ops_finish(name):
     second of them), it says True; and it prunes most of the states (else it would not be worth its
     time)."""
     filt = pair(name) if name in PAIRS else optimal.load(name, "all")
-    search = ExactBusSearch(filt, node_budget=1500)
+    search = ExactBusSearch(filt, budget=Budget(nodes=1500))
     search.two_steps = lambda vals: True  # the generic steps alone, so that every such state is met
     search._may_finish = lambda *args: True
     states = states_met(search, 2, upper=6)
@@ -230,7 +231,7 @@ def test_may_finish_keeps_every_child_two_steps_keeps(name):
     """`_may_finish` rules out a micro-op's result before its destinations are chosen only when no choice
     leaves a state `two_steps` keeps: on every state three steps from the end that a search meets, the
     children are the same with it and without it; and it rules out results (else it would not pay)."""
-    search = ExactBusSearch(optimal.load(name, "all"), node_budget=1500)
+    search = ExactBusSearch(optimal.load(name, "all"), budget=Budget(nodes=1500))
     states = states_met(search, 3, upper=7)
     may_finish = search._may_finish
     ruled_out = []
@@ -251,7 +252,7 @@ def test_emboss_needs_seven_icws_and_has_them():
     search's own proof of 7 takes some 96000 nodes, about two minutes), and the 7-ICW program it found
     computes the kernel."""
     filt = optimal.load("emboss", "all")
-    result = ExactBusSearch(filt, node_budget=12_000).run(upper=7)
+    result = ExactBusSearch(filt, budget=Budget(nodes=12_000)).run(upper=7)
     assert result.stopped == "upper" and result.bound == 7
     ops = [
         MicroOp("bus", ("NEWS",), ("A",)),
@@ -269,7 +270,7 @@ def test_gaussian_is_proven_at_six_icws():
     """The 3x3 Gaussian (docs/evaluation.md): proven at 6 ICWs, four of them `bus2`s, against bus-level
     synthesis's 8 and the hand-written 12."""
     filt = optimal.load("gauss3x3", "all")
-    result = ExactBusSearch(filt, node_budget=10_000).run()
+    result = ExactBusSearch(filt, budget=Budget(nodes=10_000)).run()
     assert result.optimal and len(result.ops) == result.bound == 6
     assert sum(op.kind == "bus2" for op in result.ops) == 4
     verify_bus(result.ops, filt)

@@ -7,8 +7,9 @@ import random
 
 from cain.frontend.kernel import parse_filter
 from cain.model.filter import Filter
-from cain.search import SearchConfig, atoms, search
-from cain.search.full import full_bag_refuted
+from cain.search import SearchConfig, search
+from cain.search.exact.full import full_bag_refuted
+from cain.search.goals import atoms
 
 
 def goals_of(source: str) -> tuple[Filter, list[atoms.Atoms]]:

@@ -37,7 +37,7 @@ from cain.backend.emit_c import c_identifier
 from cain.backend.sim import correlate, random_images, reach
 from cain.backend.verify import verify_kernel
 from cain.frontend.kernel import lower_source, parse_filter
-from cain.search.fallback import candidates, registers_needed
+from cain.search.constructive.program import candidates, registers_needed
 
 FAST = settings(
     max_examples=12, derandomize=True, deadline=None, suppress_health_check=[HealthCheck.too_slow]

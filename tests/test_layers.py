@@ -1,7 +1,8 @@
 """The import rule of the house: model <- dialects <- {frontend, backend <- search} <- passes <- cli.
 
 Every module of Cain belongs to one layer (its folder) and imports only from its own layer and those its
-layer builds on; imports of Cain's modules sit at the top of the file, never inside a function."""
+layer builds on; imports of Cain's modules sit at the top of the file, never inside a function. No module
+reaches into another's private (`_x`) names, and inside the search, its parts import downwards only."""
 
 import ast
 from pathlib import Path
@@ -86,3 +87,111 @@ def test_the_rule_catches_an_upward_import():
     ((module, line, at_top),) = cain_imports(tree)
     assert module == "cain.passes.emit" and line == 2 and not at_top
     assert _longest(LAYER_OF_MODULE, module, ".") not in BELOW["backend"]
+
+
+def module_file(module: str) -> Path | None:
+    """The source file of Cain module `module` (None if it is not one)."""
+    parts = module.split(".")
+    if parts[0] != "cain":
+        return None
+    folder = {"dialects": ROOT / "dialects", "passes": ROOT / "passes"}.get(parts[1] if len(parts) > 1 else "")
+    base = folder.joinpath(*parts[2:]) if folder else ROOT.joinpath(*parts)
+    for path in (base.with_suffix(".py"), base / "__init__.py"):
+        if path.is_file():
+            return path
+    return None
+
+
+def private(name: str) -> bool:
+    return name.startswith("_") and not (name.startswith("__") and name.endswith("__"))
+
+
+def private_uses(tree: ast.Module):
+    """(line, what) for every private name of another Cain module this module imports or reads:
+    `from cain.x import _y`, or `m._y` where `m` names a Cain module."""
+    modules: set[str] = set()
+    for node in ast.walk(tree):
+        if isinstance(node, ast.ImportFrom) and node.module and node.level == 0:
+            if node.module == "cain" or node.module.startswith("cain."):
+                for a in node.names:
+                    if private(a.name):
+                        yield node.lineno, f"{node.module}.{a.name}"
+                    elif module_file(f"{node.module}.{a.name}") is not None:
+                        modules.add(a.asname or a.name)
+        elif isinstance(node, ast.Import):
+            modules.update(a.asname for a in node.names if a.asname and a.name.startswith("cain."))
+    for node in ast.walk(tree):
+        named = isinstance(node, ast.Attribute) and isinstance(node.value, ast.Name)
+        if named and node.value.id in modules and private(node.attr):
+            yield node.lineno, f"{node.value.id}.{node.attr}"
+
+
+def test_no_module_uses_another_modules_private_names():
+    problems = []
+    for path in sources():
+        rel = path.relative_to(ROOT).as_posix()
+        for line, what in private_uses(ast.parse(path.read_text())):
+            problems.append(f"{rel}:{line}: uses the private name {what}")
+    assert not problems, "\n".join(problems)
+
+
+def test_the_rule_catches_a_private_name():
+    tree = ast.parse(
+        "from cain.search.constructive.program import _ranked, candidates\n"
+        "from cain.search.goals import atoms\n"
+        "atoms._hidden(1)\n"
+        "atoms.__name__\n"
+    )
+    assert list(private_uses(tree)) == [
+        (1, "cain.search.constructive.program._ranked"),
+        (3, "atoms._hidden"),
+    ]
+
+
+SEARCH_BASE = ("config", "budget", "allocate")
+"""The search's modules every part of it may import: what to search, its budget, plans allocated and
+verified."""
+
+SEARCH_BELOW = {
+    "base": {"base"},
+    "goals": {"base", "goals"},
+    "constructive": {"base", "goals", "constructive"},
+    "heuristic": {"base", "goals", "constructive", "heuristic"},
+    "exact": {"base", "goals", "exact"},
+    "top": {"base", "goals", "constructive", "heuristic", "exact", "top"},
+}
+"""Part of the search -> the parts it may import from: the goal model below everything, the searches
+above it, and the engine (`top`: engine, portfolio, progress, the package) over them all."""
+
+
+def search_part(module: str) -> str | None:
+    """The part of the search `module` (`cain.search...`) belongs to; None outside the search."""
+    parts = module.split(".")
+    if parts[:2] != ["cain", "search"]:
+        return None
+    if len(parts) == 2:
+        return "top"
+    if parts[2] in SEARCH_BELOW:
+        return parts[2]
+    return "base" if parts[2] in SEARCH_BASE else "top"
+
+
+def test_the_search_parts_import_downwards():
+    problems = []
+    for path in sorted((ROOT / "cain" / "search").rglob("*.py")):
+        rel = path.relative_to(ROOT)
+        own = search_part(".".join(rel.with_suffix("").parts).removesuffix(".__init__"))
+        for module, line, _ in cain_imports(ast.parse(path.read_text())):
+            target = search_part(module)
+            if target is not None and target not in SEARCH_BELOW[own]:
+                problems.append(f"{rel.as_posix()}:{line}: the search's {own} imports {module} ({target})")
+    assert not problems, "\n".join(problems)
+
+
+def test_the_search_rule_catches_an_upward_import():
+    assert search_part("cain.search.goals.space") == "goals"
+    assert search_part("cain.search.engine") == "top"
+    assert search_part("cain.search.config") == "base"
+    assert search_part("cain.search") == "top"
+    assert search_part("cain.backend.regalloc") is None
+    assert "heuristic" not in SEARCH_BELOW["goals"] and "top" not in SEARCH_BELOW["exact"]

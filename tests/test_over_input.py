@@ -7,7 +7,7 @@ import pytest
 from benchmarks.common import Budget
 from benchmarks.fuzz import CASES_DIR, compile_case
 from cain.frontend.kernel import parse_filter
-from cain.search import over_input
+from cain.search.constructive import over_input
 
 pytestmark = pytest.mark.skipif(over_input.fmpz_mat is None, reason="python-flint is not installed")
 

@@ -14,12 +14,15 @@ from cain.diagnostics import CainError
 from cain.frontend.kernel import parse_filter
 from cain.model.goal import Goal
 from cain.model.isa import MACROS
-from cain.search import SearchConfig, atoms, search, worker
-from cain.search.fallback import constructive, fallback
-from cain.search.kernel_by_kernel import kernel_by_kernel, kernel_order
-from cain.search.plan import direct_solution
-from cain.search.space import Space
-from cain.search.worker import BUS_CANDIDATES, BUS_OPTIONS, allocated, construct, finish, to_score
+from cain.search import SearchConfig, search
+from cain.search.allocate import allocated, allocated_and_verified
+from cain.search.constructive.program import constructive, constructive_plan, shortest_constructive
+from cain.search.goals import atoms
+from cain.search.goals.plan import direct_solution
+from cain.search.goals.space import Space
+from cain.search.heuristic import worker
+from cain.search.heuristic.kernel_by_kernel import kernel_by_kernel, kernel_order
+from cain.search.heuristic.worker import BUS_CANDIDATES, BUS_OPTIONS, to_score
 
 EXAMPLES = Path(__file__).parent.parent / "examples"
 
@@ -433,10 +436,10 @@ def test_kernel_by_kernel_keeps_the_shortest_split():
     allocates on the six registers and computes the filter."""
     f = parse_filter(FOUR_KERNELS, "layer.cain")
 
-    plan = kernel_by_kernel(f, f.registers, lambda sub: None, lambda sub, bases: construct(sub, "all", bases))
+    plan = kernel_by_kernel(f, f.registers, lambda sub: None, lambda sub, bases: constructive_plan(sub, "all", bases))
     assert plan.output_goals(f.initial_goals()) == f.final_goals()
-    assert plan.macros <= construct(f, "all").macros
-    check(finish(plan, f, f.registers), f)
+    assert plan.macros <= constructive_plan(f, "all").macros
+    check(allocated_and_verified(plan, f, f.registers), f)
 
 
 def test_two_kernels_in_three_registers_add_their_common_part_once():
@@ -451,7 +454,7 @@ def test_two_kernels_in_three_registers_add_their_common_part_once():
     alone = constructive(f, "all", [1, 0], 0, 2, sharing=False)
     shared = constructive(f, "all", [1, 0], 0, 2, sharing=True)
     assert shared.macros < alone.macros
-    done = fallback(f, "all", f.registers, lambda p: finish(p, f, f.registers))
+    done = shortest_constructive(f, "all", f.registers, lambda p: allocated_and_verified(p, f, f.registers))
     assert done is not None and done[1].macros <= shared.macros
     check(done[0], f)
 
@@ -470,7 +473,7 @@ def test_a_kernel_starts_from_one_built_before_it():
     shared = constructive(sub, "all", [0], 0, 0, sharing=True, bases=bases)
     assert shared.macros < alone.macros
     names = (*sub.registers, "B")
-    done = fallback(sub, "all", names, lambda p: allocated(p, names), bases)
+    done = shortest_constructive(sub, "all", names, lambda p: allocated(p, names), bases)
     assert done is not None and done[1].macros <= shared.macros
     verify_program(done[0], [*sub.initial_goals(), bases[0][1]], [*sub.final_goals(), bases[0][1]], f.depth)
 
@@ -510,8 +513,8 @@ def test_a_count_is_added_over_two_copies_of_the_halved_input():
     once = constructive(f, "all", [1, 0], 0, 3)
     wide = constructive(f, "all", [1, 0], 0, 3, copies=(1,), staircase=True)
     assert wide.macros < once.macros
-    check(finish(wide, f, f.registers), f)
-    done = fallback(f, "all", f.registers, lambda p: finish(p, f, f.registers))
+    check(allocated_and_verified(wide, f, f.registers), f)
+    done = shortest_constructive(f, "all", f.registers, lambda p: allocated_and_verified(p, f, f.registers))
     assert done is not None and done[1].macros <= wide.macros
     check(done[0], f)
 

@@ -10,8 +10,10 @@ from cain.backend.verify import verify_program
 from cain.frontend.kernel import parse_filter
 from cain.model.goal import Goal
 from cain.model.program import Program
-from cain.search import SearchConfig, atoms, search, structure
-from cain.search.space import Space
+from cain.search import SearchConfig, search
+from cain.search.goals import atoms
+from cain.search.goals.space import Space
+from cain.search.heuristic import structure
 
 
 def binomial(n: int) -> list[int]:

@@ -8,6 +8,7 @@ from cain.diagnostics import CainError
 from cain.model.filter import Filter
 from cain.model.isa import MicroOp
 from cain.model.program import Program
+from cain.search.budget import Stopped
 
 TRAVERSALS = ("cgds", "dfs", "bfs", "best-first")
 COSTS = ("macros", "icws")
@@ -71,16 +72,16 @@ class SearchConfig:
     a node put back on the frontier keeps only its next `frontier_keep` children."""
     frontier_keep: int = 3
     exact: bool = False
-    """Search for a shortest program of the goal model and prove it (`cain.search.exact`): iterative
+    """Search for a shortest program of the goal model and prove it (`cain.search.exact.deepening`): iterative
     deepening from the lower bound, within the node or time budget, after a short heuristic search. With
-    `cost=icws`, a shortest bus micro-op program instead (`cain.search.exact_bus`)."""
+    `cost=icws`, a shortest bus micro-op program instead (`cain.search.exact.bus`)."""
     exact_reach: int = 8
     """Without `exact`, in macros: when the heuristic's first plan (`engine.EXACT_PROBE` nodes) has at most
     this many macros, the heuristic gets half of the rest of the budget and the exact search the other
     half: at that size it finds shorter programs than the heuristic and proves how close they are to
     optimal. 0: the heuristic alone."""
     cp_sat: bool = True
-    """In the exact search (in macros): CP-SAT (`cain.search.exact_sat`, when OR-Tools is installed) looks
+    """In the exact search (in macros): CP-SAT (`cain.search.exact.sat`, when OR-Tools is installed) looks
     for shorter programs that cancel atoms, which the goal model leaves out, and refutes lengths for every
     program, raising the lower bound."""
     max_memory: int | None = DEFAULT_MAX_MEMORY
@@ -89,16 +90,16 @@ class SearchConfig:
     max_atoms: int = MAX_ATOMS
     """Most atoms a filter may have for the search to start (a clear error past it)."""
     fallback: bool = True
-    """Also build the constructive program (`cain.search.fallback`) and return it when the search has no
-    program or a longer one."""
+    """Also build the constructive program (`cain.search.constructive.program`) and return it when the search
+    has no program or a longer one."""
     structure_nodes: int = 500
     """For a kernel that is a convolution of small kernels (binomial, box, separable): nodes for the search
-    of what is left once the factors are taken out (`cain.search.structure`), whose plan followed by the
-    factors' chain is the first plan and the bound of the search. 0: do not look for factors."""
+    of what is left once the factors are taken out (`cain.search.heuristic.structure`), whose plan followed by
+    the factors' chain is the first plan and the bound of the search. 0: do not look for factors."""
     kernel_by_kernel: float = 0.1
     """For a filter of several kernels: the share of the budget (nodes or time) that worker 0 first spends
-    compiling the kernels one at a time (`cain.search.kernel_by_kernel`): a quick first plan and a bound for
-    the simultaneous search. 0: never."""
+    compiling the kernels one at a time (`cain.search.heuristic.kernel_by_kernel`): a quick first plan and a
+    bound for the simultaneous search. 0: never."""
 
 
 @dataclass(frozen=True)
@@ -124,16 +125,16 @@ class SearchResult:
     nodes: int = 0
     seconds: float = 0.0
     peak_memory: int = 0
-    stopped: str = "exhausted"
+    stopped: Stopped = Stopped.EXHAUSTED
     """Why the search ended: `time`, `nodes`, `optimal`, `exhausted` (no candidates left), or `impossible`
-    (not run: no program of the goal model fits the registers, `cain.search.full`; a constructive program,
-    which may cancel atoms, still can)."""
+    (not run: no program of the goal model fits the registers, `cain.search.exact.full`; a constructive
+    program, which may cancel atoms, still can)."""
     plan: Program | None = None
     """The best plan as the search built it: SSA values, no registers (what the search pass emits)."""
     kernel_by_kernel: bool = False
     """The plan was found kernel by kernel, the simultaneous search having found none shorter."""
     lower_bound: int = 0
-    """No program of the instruction set computing the filter has fewer macros (`cain.search.bound`)."""
+    """No program of the instruction set computing the filter has fewer macros (`cain.search.exact.bound`)."""
     model_bound: int = 0
     """No program of the goal model (instructions split atoms, never cancel them) has fewer macros: the
     exact search's proof where it ran, else `lower_bound`."""
@@ -147,7 +148,7 @@ class SearchResult:
     registers_needed: int | None = None
     """When there is no program: the fewest registers the constructive fallback needs (None: not known)."""
     bus_ops: list[MicroOp] | None = None
-    """`exact` with `cost=icws`: the shortest verified micro-op program found (`cain.search.exact_bus`)."""
+    """`exact` with `cost=icws`: the shortest verified micro-op program found (`cain.search.exact.bus`)."""
     icw_bound: int = 0
     """`exact` with `cost=icws`: no program of the bus-level model has fewer micro-ops (proven)."""
 

@@ -1,12 +1,9 @@
 """`search`: the reverse goal-bag search of a filter (paper 3.2-3.3), anytime, by one worker or a portfolio of
-worker processes, with a progress line, and the constructive fallback when the search has no program or a
+worker processes, with a progress line, and the constructive program when the search has no program or a
 longer one."""
 
 from __future__ import annotations
 
-import multiprocessing
-import resource
-import sys
 import time
 from collections.abc import Callable
 from dataclasses import replace
@@ -14,61 +11,22 @@ from dataclasses import replace
 from cain.diagnostics import CainError
 from cain.model.filter import Filter
 from cain.model.program import Program
-from cain.search import atoms, exact_sat, over_input, structure
-from cain.search.bound import filter_bound
+from cain.search.allocate import allocated, allocated_and_verified, verify
+from cain.search.budget import Budget, Stopped, peak_memory
 from cain.search.config import DEFAULT_TIME, PlanEvent, SearchConfig, SearchResult, register_names
-from cain.search.exact import ExactSearch
-from cain.search.exact_bus import ExactBusSearch, upper_ops
-from cain.search.fallback import fallback, shortest_fitting
-from cain.search.full import full_bag_refuted
-from cain.search.space import Space
-from cain.search.worker import Worker, allocated, finish, verify
-
-
-def _own_peak_memory() -> int:
-    """This process's peak resident memory in bytes (its high-water mark; for a forked worker this
-    includes the pages it shares with the parent, so a sum over processes errs on the high side)."""
-    return resource.getrusage(resource.RUSAGE_SELF).ru_maxrss * 1024
-
-
-class _Progress:
-    """A live status line on stderr: best plan, nodes, nodes per second, elapsed time."""
-
-    def __init__(self, enabled: bool, bound: int = 0):
-        self.enabled = enabled
-        self.bound = bound
-        self.last = 0.0
-
-    def line(self, macros, icws, nodes, elapsed, bus=0, bus2=0) -> None:
-        now = time.perf_counter()
-        if not self.enabled or now - self.last < 0.25:
-            return
-        self.last = now
-        best = f"{macros} macros / {icws} ICWs" if macros else "no plan yet"
-        if macros and bus:
-            best += f" / {bus} ICWs at bus level ({bus2} bus2/bus3)"
-        best += f" (lower bound {self.bound})"
-        rate = nodes / elapsed if elapsed > 0 else 0.0
-        sys.stderr.write(f"\rsearch: best {best}, {nodes} nodes, {rate:,.0f} nodes/s, {elapsed:.1f} s   ")
-        sys.stderr.flush()
-
-    def close(self) -> None:
-        if self.enabled:
-            sys.stderr.write("\n")
-            sys.stderr.flush()
-
-
-def _progress_enabled(cfg: SearchConfig) -> bool:
-    if cfg.progress is None:
-        return sys.stderr.isatty()
-    return bool(cfg.progress)
-
-
-def _score(event: PlanEvent, cfg: SearchConfig) -> tuple[int, int]:
-    """What makes a plan better: fewer macros, or under `cost=icws` fewer ICWs at bus level once scored."""
-    if cfg.cost == "icws":
-        return (event.bus_icws or 1 << 30, event.macros)
-    return (event.macros, 0)
+from cain.search.constructive import over_input
+from cain.search.constructive.program import shortest_constructive, shortest_fitting
+from cain.search.exact import sat as exact_sat
+from cain.search.exact.bound import filter_bound
+from cain.search.exact.bus import ExactBusSearch, upper_ops
+from cain.search.exact.deepening import ExactSearch
+from cain.search.exact.full import full_bag_refuted
+from cain.search.goals import atoms
+from cain.search.goals.space import Space
+from cain.search.heuristic import structure
+from cain.search.heuristic.worker import Worker
+from cain.search.portfolio import search_parallel
+from cain.search.progress import Progress, progress_enabled
 
 
 def search(filt: Filter, cfg: SearchConfig | None = None) -> SearchResult:
@@ -81,7 +39,7 @@ def search(filt: Filter, cfg: SearchConfig | None = None) -> SearchResult:
     final = [atoms.from_goal(g) for g in filt.final_goals()]
     if full_bag_refuted(final, len(filt.inputs), len(names)):
         # no program of the goal model fits: only the constructive program could, so do not search
-        result = SearchResult(program=None, stopped="impossible")
+        result = SearchResult(program=None, stopped=Stopped.IMPOSSIBLE)
     elif cfg.exact:
         result = _search_exact(filt, cfg, names, start, bound)
     else:
@@ -91,7 +49,7 @@ def search(filt: Filter, cfg: SearchConfig | None = None) -> SearchResult:
     if result.program is not None:
         verify(result.program, filt)
     if cfg.fallback:
-        _fallback(result, filt, cfg, names)
+        _offer_constructive(result, filt, cfg, names)
     result.finish_seconds = time.perf_counter() - after
     result.lower_bound = max(result.lower_bound, bound)
     result.model_bound = max(result.model_bound, result.lower_bound)
@@ -101,8 +59,9 @@ def search(filt: Filter, cfg: SearchConfig | None = None) -> SearchResult:
 
 def _check_size(filt: Filter, cfg: SearchConfig) -> None:
     """Refuse, with what to change, a filter whose goals are too large to search: more than `max_atoms`
-    atoms, unless the kernel factors (`cain.search.structure`) and what is left of it once the factors'
-    chain is taken out, which the search starts from, is small (the 9x9 binomial: the input itself)."""
+    atoms, unless the kernel factors (`cain.search.heuristic.structure`) and what is left of it once the
+    factors' chain is taken out, which the search starts from, is small (the 9x9 binomial: the input
+    itself)."""
     total = sum(k.goal.total for k in filt.kernels)
     if total <= cfg.max_atoms:
         return
@@ -153,7 +112,7 @@ def _search_heuristic(
     """The heuristic search, by one worker or a portfolio; in macros, a short probe first, and when its
     plan is within the exact search's reach (`SearchConfig.exact_reach`), the heuristic with half of what
     is left of the budget, then the exact search (`_prove`) with the rest."""
-    run = _search_one if cfg.workers == 1 else _search_parallel
+    run = _search_one if cfg.workers == 1 else search_parallel
     if cfg.cost != "macros" or cfg.exact_reach <= 0:
         return run(filt, cfg, names, start, bound if cfg.cost == "macros" else 0)
     timed, seconds = _timing(cfg)
@@ -165,7 +124,7 @@ def _search_heuristic(
         start,
         bound,
     )
-    if probe.stopped == "optimal":
+    if probe.stopped == Stopped.OPTIMAL:
         return probe  # its plan meets the lower bound
     small = probe.program is not None and probe.program.macros <= cfg.exact_reach
     share = HEURISTIC_SHARE if small else 1.0
@@ -199,20 +158,20 @@ def _search_exact(
 def _prove(
     filt: Filter, cfg: SearchConfig, names: tuple[str, ...], start: float, bound: int, result: SearchResult
 ) -> SearchResult:
-    """The exact search (`cain.search.exact`) from the lower bound up to the length of `result`'s plan,
-    CP-SAT first: a shorter program it finds is optimal, and when it refutes every shorter length the
-    plan is. With `cost=icws`, the exact search over micro-ops (`cain.search.exact_bus`) below the length
+    """The exact search (`cain.search.exact.deepening`) from the lower bound up to the length of `result`'s
+    plan, CP-SAT first: a shorter program it finds is optimal, and when it refutes every shorter length the
+    plan is. With `cost=icws`, the exact search over micro-ops (`cain.search.exact.bus`) below the length
     of the plan's bus-level synthesis, likewise."""
     timed, seconds = _timing(cfg)
-    deadline = start + seconds if timed else None
+    budget = Budget(time=seconds if timed else None, nodes=cfg.node_budget, start=start)
     if cfg.cost == "icws":
         if result.program is None:
-            found_plan = _constructive(filt, cfg, names)
+            found_plan = _constructive_program(filt, cfg, names)
             if found_plan is not None:
                 result.program, result.plan = found_plan
                 result.constructive = True
         upper = upper_ops(result.program, filt, names) if result.program is not None else None
-        by_bus = ExactBusSearch(filt, names, node_budget=cfg.node_budget, deadline=deadline)
+        by_bus = ExactBusSearch(filt, names, budget)
         done = by_bus.run(upper=len(upper) if upper is not None else None)
         result.bus_ops = done.ops if done.ops is not None else upper
         result.icw_bound, result.nodes, result.stopped = done.bound, result.nodes + done.nodes, done.stopped
@@ -226,10 +185,8 @@ def _prove(
         cfg.instruction_set,
         names,
         lambda plan: allocated(plan, names),
-        node_budget=cfg.node_budget,
-        deadline=deadline,
+        replace(budget, memory=cfg.max_memory),
         only=frozenset(cfg.macros) if cfg.macros is not None else None,
-        max_memory=cfg.max_memory,
     )
     found = exact.run(start=bound, upper=result.program.macros if result.program is not None else None)
     result.nodes += found.nodes
@@ -240,14 +197,14 @@ def _prove(
         )
     result.model_bound = found.bound
     result.stopped = found.stopped
-    if cp_sat is not None and cfg.macros is None and found.stopped in ("optimal", "exhausted"):
+    if cp_sat is not None and cfg.macros is None and found.stopped in (Stopped.OPTIMAL, Stopped.EXHAUSTED):
         work = None if cfg.node_budget is None else max(0, cfg.node_budget - found.nodes) / 1000
-        result.lower_bound = cp_sat.after(bound, deadline, work)
+        result.lower_bound = cp_sat.after(bound, budget.deadline, work)
     return result
 
 
 CP_SAT_SHARE = 1 / 2
-"""Of the exact search's budget, the part CP-SAT (`cain.search.exact_sat`) may use before the goal model's
+"""Of the exact search's budget, the part CP-SAT (`cain.search.exact.sat`) may use before the goal model's
 search; with a node budget of N, that share of N / 1000 units of the solver's deterministic time. What the
 goal model's search leaves, CP-SAT spends after it on the lowest length not yet refuted."""
 
@@ -327,19 +284,23 @@ class _CpSat:
         return bound
 
 
-def _constructive(
+def _constructive_program(
     filt: Filter, cfg: SearchConfig, names: tuple[str, ...], stop: Callable[[], bool] | None = None
 ) -> tuple[Program, Program] | None:
-    """The shortest constructive program that allocates and verifies (`fallback`), else, with one
+    """The shortest constructive program that allocates and verifies (`shortest_constructive`), else, with one
     register too few for it, the last kernel formed over an input (`over_input`); with its SSA form."""
-    done = lambda p: finish(p, filt, names)
-    found = fallback(filt, cfg.instruction_set, names, done, stop=stop)
+    done = lambda p: allocated_and_verified(p, filt, names)
+    found = shortest_constructive(filt, cfg.instruction_set, names, done, stop=stop)
     if found is None and over_input.applies(filt, len(names)):
-        found = shortest_fitting(over_input.programs(filt, cfg.instruction_set, len(names), stop), names, done)
+        found = shortest_fitting(
+            over_input.programs(filt, cfg.instruction_set, len(names), stop), names, done
+        )
     return found
 
 
-def _fallback(result: SearchResult, filt: Filter, cfg: SearchConfig, names: tuple[str, ...]) -> None:
+def _offer_constructive(
+    result: SearchResult, filt: Filter, cfg: SearchConfig, names: tuple[str, ...]
+) -> None:
     """Make the constructive program `result`'s when the search has none or a longer one; with none at all,
     note how many registers the constructive one needs. Its time is `finish_seconds`, not the search's.
     Under a time budget, when the search has a plan, only the candidates built within a quarter of the budget
@@ -349,7 +310,7 @@ def _fallback(result: SearchResult, filt: Filter, cfg: SearchConfig, names: tupl
     if result.program is not None and timed:
         late = time.perf_counter() + FINISH_SHARE * seconds
         stop = lambda: time.perf_counter() >= late
-    found = _constructive(filt, cfg, names, stop)
+    found = _constructive_program(filt, cfg, names, stop)
     if found is not None:
         program, plan = found
 
@@ -361,7 +322,8 @@ def _fallback(result: SearchResult, filt: Filter, cfg: SearchConfig, names: tupl
     elif result.program is None:
         for more in range(1, 9):
             wider = names + tuple(f"R{len(names) + i}" for i in range(more))
-            if fallback(filt, cfg.instruction_set, wider, lambda p, w=wider: finish(p, filt, w)) is not None:
+            check = lambda p, w=wider: allocated_and_verified(p, filt, w)
+            if shortest_constructive(filt, cfg.instruction_set, wider, check) is not None:
                 result.registers_needed = len(wider)
                 break
 
@@ -371,7 +333,7 @@ def _search_one(
 ) -> SearchResult:
     worker = Worker(filt, cfg, names)
     worker.floor = bound
-    bar = _Progress(_progress_enabled(cfg), bound)
+    bar = Progress(progress_enabled(cfg), bound)
 
     def progress(w: Worker, now: float) -> None:
         best = w.best
@@ -386,126 +348,8 @@ def _search_one(
         events=worker.events,
         nodes=worker.nodes,
         seconds=time.perf_counter() - start,
-        peak_memory=_own_peak_memory(),
+        peak_memory=peak_memory(),
         stopped=stopped,
         plan=worker.best_plan,
         kernel_by_kernel=worker.by_kernel,
-    )
-
-
-def _worker_main(filt, cfg, names, index, shared, conn) -> None:
-    try:
-        worker = Worker(filt, cfg, names, index, shared)
-        worker.floor = shared["floor"]
-        counts = shared["nodes"]
-
-        def progress(w: Worker, now: float) -> None:
-            counts[index] = w.nodes
-
-        stopped = worker.run(progress)
-        counts[index] = worker.nodes
-        conn.send(
-            (
-                "ok",
-                (worker.best, worker.best_plan, worker.by_kernel),
-                worker.events,
-                worker.nodes,
-                stopped,
-                _own_peak_memory(),
-            )
-        )
-    except Exception as e:  # noqa: BLE001 (reported to the parent rather than lost with the process)
-        conn.send(("error", repr(e), None, 0, "error", 0))
-    finally:
-        conn.close()
-
-
-def _search_parallel(
-    filt: Filter, cfg: SearchConfig, names: tuple[str, ...], start: float, bound: int = 0
-) -> SearchResult:
-    """A portfolio of diversified workers, one process each. With a time budget (and no node budget)
-    they share the best plan length, so each prunes by the best any has found; with a node budget
-    they run independently, which keeps the result deterministic."""
-    ctx = multiprocessing.get_context("fork")
-    share = cfg.node_budget is None
-    shared = {
-        "best": ctx.Value("q", 1 << 30),
-        "macros": ctx.Value("q", 0),
-        "icws": ctx.Value("q", 0),
-        "bus": ctx.Value("q", 0),
-        "bus2": ctx.Value("q", 0),
-        "nodes": ctx.Array("q", cfg.workers, lock=False),
-        "share": share,
-        "floor": bound,
-    }
-    procs = []
-    conns = []
-    for i in range(cfg.workers):
-        parent, child = ctx.Pipe(duplex=False)
-        p = ctx.Process(target=_worker_main, args=(filt, cfg, names, i, shared, child), daemon=True)
-        p.start()
-        child.close()
-        procs.append(p)
-        conns.append(parent)
-    bar = _Progress(_progress_enabled(cfg), bound)
-    results = [None] * cfg.workers
-    pending = set(range(cfg.workers))
-    while pending:
-        for i in list(pending):
-            if conns[i].poll(0.05):
-                try:
-                    results[i] = conns[i].recv()
-                except EOFError:
-                    results[i] = ("error", "worker exited", None, 0, "error", 0)
-                pending.discard(i)
-            elif not procs[i].is_alive() and not conns[i].poll(0):
-                results[i] = ("error", f"worker exited with status {procs[i].exitcode}", None, 0, "error", 0)
-                pending.discard(i)
-        if bar.enabled:
-            m = shared["macros"].value
-            elapsed = time.perf_counter() - start
-            bus, bus2 = shared["bus"].value, shared["bus2"].value
-            bar.line(m, shared["icws"].value, sum(shared["nodes"]), elapsed, bus, bus2)
-    bar.close()
-    for p in procs:
-        p.join()
-    errors = [r[1] for r in results if r[0] == "error"]
-    if errors:
-        raise RuntimeError(f"search worker failed: {errors[0]}")
-    best = plan = None
-    alone = False
-    best_key = None
-    events: list[tuple[float, int, PlanEvent]] = []
-    nodes = 0
-    stops = []
-    # the search's memory: every worker's own peak plus the parent's (all alive at once)
-    peak = _own_peak_memory()
-    for i, (_, (program, ssa, by_kernel), evs, n, stopped, worker_peak) in enumerate(results):
-        nodes += n
-        peak += worker_peak
-        stops.append(stopped)
-        for e in evs:
-            events.append((e.seconds, i, e))
-        if program is not None:
-            bus = evs[-1].bus_icws if evs else 0
-            key = (bus if cfg.cost == "icws" else program.macros, program.macros, program.icws, i)
-            if best_key is None or key < best_key:
-                best, plan, best_key, alone = program, ssa, key, by_kernel
-    merged: list[PlanEvent] = []
-    total_nodes = 0
-    for _, _, e in sorted(events, key=lambda t: (t[0], t[1])):
-        if not merged or _score(e, cfg) < _score(merged[-1], cfg):
-            # nodes explored by all workers by then, estimated from the finding worker's own count
-            total_nodes = max(total_nodes, e.nodes * cfg.workers)
-            merged.append(PlanEvent(total_nodes, e.seconds, e.macros, e.icws, e.bus_icws, e.bus2))
-    stopped = next((s for s in ("optimal", "time", "nodes") if s in stops), "exhausted")
-    return SearchResult(
-        program=best,
-        events=merged,
-        nodes=nodes,
-        seconds=time.perf_counter() - start,
-        peak_memory=peak,
-        stopped=stopped,
-        plan=plan,
-        kernel_by_kernel=alone,
     )

@@ -15,10 +15,11 @@ from __future__ import annotations
 import itertools
 import random
 from dataclasses import dataclass
+from typing import NamedTuple
 
 from cain.model.isa import DIRECTIONS, Macro, instruction_set, offset_of
-from cain.search import atoms
-from cain.search.atoms import Atoms
+from cain.search.goals import atoms
+from cain.search.goals.atoms import Atoms
 
 ELIMINATES, DERIVES, OTHER = 0, 1, 2
 """Tiers of pairs, tried in this order whatever the heuristic says: a pair whose lowers are all in the
@@ -67,6 +68,39 @@ class Form:
                 k += 1
             out.append(k)
         return tuple(out)
+
+
+class Option(NamedTuple):
+    """A candidate pair of `Space.pairs` before it is scored: its tier, cheap estimate and the order it was
+    made in (the sort key), its form (None: `res`), directions, upper goal and lowers, and the rest of the
+    goal-bag without the upper goal."""
+
+    tier: int
+    estimate: int
+    order: int
+    form: Form | None
+    directions: tuple[str, ...]
+    upper: int
+    lowers: tuple[int, ...]
+    rest: list[int]
+
+
+@dataclass(slots=True)
+class _Upper:
+    """One goal of a goal-bag taken as the upper goal of pairs: the rest of the bag, its goals as a set and
+    their patterns, the estimate's starting term (the goal's own, taken away), per scale-free pattern the
+    rest's biggest goal (`source`), the goal's source if it is a copy of one (else -1), whether its pairs
+    are tiered, and whether a pair of two new lowers can fit the registers."""
+
+    u: int
+    rest: list[int]
+    rest_set: set[int]
+    rest_pats: set[int]
+    base: int
+    source: dict[int, int]
+    src: int
+    tiered: bool
+    fresh_pairs_fit: bool
 
 
 def _offsets(macro: Macro) -> tuple[tuple[tuple[str, ...], tuple[int, int]], ...]:
@@ -185,6 +219,12 @@ class Space:
         self.inputs = [self.intern(g) for g in inputs]
         self.input_set = frozenset(self.inputs)
         self.zero = self.intern(atoms.ZERO)
+        self._derive_forms()
+
+    def _derive_forms(self) -> None:
+        """The instruction set's forms by kind (unary, binary, ternary; the division, copy, negation, moves
+        and `res`), and what the search derives from them."""
+        registers = self.registers
         unary, binary, ternary, zeros = [], [], [], []
         div = division_macro(self.macros)
         self.division = form_of(div) if div else None
@@ -516,167 +556,28 @@ class Space:
         its source (a division, or a move towards the source's position). With `keep`,
         candidates are first ranked by a cheap estimate (the heuristic's per-goal terms of the goals
         that change) and only the best `4 * keep` are scored exactly, of which `keep` are returned."""
-        R = self.registers
-        goal_of = self.goal_of
-        tot, dist, pat, spat = self.tot, self.dist, self.pat, self.spat
-        anchor = self.anchor
-        division = self.division
-        bag_set = set(bag)
-        by_tpat: dict[int, list[int]] = {}
-        for g in bag_set:
-            by_tpat.setdefault(self.tpat[g], []).append(g)
-        raw: list = []
-        copy_macro = self.copy.macro if self.copy else None
-
-        def contrib(g: int, pats: set[int]) -> int:
-            t = tot[g]
-            p = pat[g]
-            if p >= 0 and p not in pats:
-                pats.add(p)
-                return t + dist[g] + t * t
-            return t + dist[g]
-
-        for idx, u in enumerate(bag):
-            if idx and bag[idx - 1] == u:
-                if self.copy and u != self.zero:
-                    rest = list(bag)
-                    rest.remove(u)
-                    raw.append((OTHER, 0, len(raw), self.copy, (), u, (u,), rest))
-                continue
-            if u in self.input_set:
-                continue
-            rest = list(bag)
-            rest.remove(u)
-            rest_set = set(rest)
-            rest_pats = {pat[g] for g in rest}
-            # per scale-free pattern, the biggest goal of the rest: the source its moved and halved copies
-            # are made from
-            source: dict[int, int] = {}
-            for g in rest:
-                s = spat[g]
-                if s not in source or tot[g] > tot[source[s]]:
-                    source[s] = g
-            src = source.get(spat[u], -1) if pat[u] >= 0 else -1
-            if src >= 0 and tot[src] < tot[u]:
-                src = -1  # u is a copy of src when src is at least as big (and has two positions or more)
-            base = -contrib(u, set())
-            n_rest = len(rest)
-            fresh_pairs_fit = n_rest + 2 + self.fresh_pair <= R
-            tiered = len(goal_of[u]) >= TIERED_POSITIONS
-
-            def emit(
-                form: Form,
-                dirs: tuple[str, ...],
-                lowers: tuple[int, ...],
-                u=u,
-                rest=rest,
-                rest_set=rest_set,
-                rest_pats=rest_pats,
-                base=base,
-                n_rest=n_rest,
-                source=source,
-                src=src,
-                tiered=tiered,
-            ) -> None:
-                # the registers first: most candidates of a bag near the register count fail them
-                size = n_rest
-                extra = 1
-                for i, lo in enumerate(lowers):
-                    if i and lo in lowers[:i]:
-                        size += 1  # a second register holding the same goal
-                    elif lo not in rest_set:
-                        size += 1
-                        if i in form.share:
-                            extra = 0
-                if size + form.need + extra > R:
-                    return
-                q = base
-                pats = None
-                for i, lo in enumerate(lowers):
-                    t = tot[lo]
-                    if i and lo in lowers[:i]:
-                        q += t + dist[lo] + 2 * t * t
-                    elif lo not in rest_set:
-                        q += t + dist[lo]
-                        p = pat[lo]
-                        if p >= 0 and p not in rest_pats and (pats is None or p not in pats):
-                            q += t * t
-                            if pats is None:
-                                pats = {p}
-                            else:
-                                pats.add(p)
-                if not tiered:
-                    tier = OTHER
-                elif size == n_rest:
-                    tier = ELIMINATES
-                elif src >= 0:
-                    # u is a copy of src: a division towards src, or a move towards src's position
-                    tier = OTHER
-                    if len(lowers) == 1:
-                        lo = lowers[0]
-                        if form is division:
-                            tier = DERIVES if tot[lo] <= tot[src] else OTHER
-                        elif form.shifted[0]:
-                            sx, sy = anchor[src]
-                            lx, ly = anchor[lo]
-                            ux, uy = anchor[u]
-                            if abs(lx - sx) + abs(ly - sy) < abs(ux - sx) + abs(uy - sy):
-                                tier = DERIVES
-                else:
-                    tier = DERIVES
-                    for lo in lowers:
-                        if lo not in rest_set and (pat[lo] < 0 or tot[source.get(spat[lo], lo)] <= tot[lo]):
-                            tier = OTHER
-                            break
-                raw.append((tier, q, len(raw), form, dirs, u, lowers, rest))
-
-            if u == self.zero:
-                if self.res:
-                    raw.append((OTHER, base, len(raw), None, (), u, (), rest))
-                continue
-            for f, dirs, lowers in self.unary_forms(u):
-                emit(f, dirs, lowers)
-            seen = set()
-            splits = list(self.splits(u))
-            for g in bag:
-                if g != u:
-                    splits.extend(self.relations(u, g))
-            for split in splits:
-                self.tick()
-                if split in seen:
-                    continue
-                seen.add(split)
-                main, others, moved_pats, kept, lows = self.split_forms(split)
-                if fresh_pairs_fit or not lows.isdisjoint(rest_set):  # else `emit` would refuse them all
-                    for f, dirs, lowers in main:
-                        emit(f, dirs, lowers)
-                if not moved_pats.isdisjoint(by_tpat) or not kept.isdisjoint(bag_set):
-                    for f, dirs, lowers in self.other_forms(others, bag_set, by_tpat):
-                        emit(f, dirs, lowers)
-            for f in self.ternary:
-                if all(f.signs[i] == 1 and not f.shifted[i] for i in range(3)):
-                    for t in self.triples(u):
-                        emit(f, (), t)
+        options = self._options(bag)
         if self.random_order:
-            self.rng.shuffle(raw)
+            self.rng.shuffle(options)
         else:
-            raw.sort(key=lambda e: (e[0], e[1], e[2]))
+            options.sort(key=lambda e: (e[0], e[1], e[2]))
         if keep:
-            raw = raw[: self.prescore * keep]
+            options = options[: self.prescore * keep]
         out = []
         tick = self.tick
-        for tier, _, _, form, dirs, u, lowers, rest in raw:
+        copy_macro = self.copy.macro if self.copy else None
+        for o in options:
             tick()
-            child = list(rest)
-            for lo in lowers:
-                if child.count(lo) < lowers.count(lo):
+            child = list(o.rest)
+            for lo in o.lowers:
+                if child.count(lo) < o.lowers.count(lo):
                     child.append(lo)
             cb = tuple(sorted(child))
-            macro = form.macro if form is not None else self.res
+            macro = o.form.macro if o.form is not None else self.res
             h = 0.0 if self.random_order else self.cost(cb)
             if macro == copy_macro:
                 h *= 2
-            out.append((tier, h, (macro, dirs, u, lowers), cb))
+            out.append((o.tier, h, (macro, o.directions, o.upper, o.lowers), cb))
         if self.random_order:
             out = [(h, p, c) for _, h, p, c in out]
             return out[:keep] if keep else out
@@ -685,6 +586,153 @@ class Space:
             out = [(t, h * (1.0 + j * self.rng.random()), p, c) for t, h, p, c in out]
         out.sort(key=lambda e: (e[0], e[1]))
         return [(h, p, c) for _, h, p, c in (out[:keep] if keep else out)]
+
+    def _options(self, bag: tuple[int, ...]) -> list[Option]:
+        """Every candidate pair of `bag` that fits the registers, with its tier and cheap estimate, in the
+        order made: a copy for a goal held twice, `res` for the zero goal, each other goal's pairs."""
+        bag_set = set(bag)
+        by_tpat: dict[int, list[int]] = {}
+        for g in bag_set:
+            by_tpat.setdefault(self.tpat[g], []).append(g)
+        options: list[Option] = []
+        for idx, u in enumerate(bag):
+            if idx and bag[idx - 1] == u:
+                if self.copy and u != self.zero:
+                    rest = list(bag)
+                    rest.remove(u)
+                    options.append(Option(OTHER, 0, len(options), self.copy, (), u, (u,), rest))
+                continue
+            if u in self.input_set:
+                continue
+            upper = self._upper(bag, u)
+            if u == self.zero:
+                if self.res:
+                    options.append(Option(OTHER, upper.base, len(options), None, (), u, (), upper.rest))
+                continue
+            self._options_of(upper, bag, bag_set, by_tpat, options)
+        return options
+
+    def _upper(self, bag: tuple[int, ...], u: int) -> _Upper:
+        """Goal `u` of `bag` as the upper goal of a pair: the rest of the bag and what scoring needs."""
+        tot, pat, spat = self.tot, self.pat, self.spat
+        rest = list(bag)
+        rest.remove(u)
+        # per scale-free pattern, the biggest goal of the rest: the source its moved and halved copies are
+        # made from
+        source: dict[int, int] = {}
+        for g in rest:
+            s = spat[g]
+            if s not in source or tot[g] > tot[source[s]]:
+                source[s] = g
+        src = source.get(spat[u], -1) if pat[u] >= 0 else -1
+        if src >= 0 and tot[src] < tot[u]:
+            src = -1  # u is a copy of src when src is at least as big (and has two positions or more)
+        t = tot[u]
+        base = -(t + self.dist[u] + (t * t if pat[u] >= 0 else 0))
+        return _Upper(
+            u,
+            rest,
+            set(rest),
+            {pat[g] for g in rest},
+            base,
+            source,
+            src,
+            len(self.goal_of[u]) >= TIERED_POSITIONS,
+            len(rest) + 2 + self.fresh_pair <= self.registers,
+        )
+
+    def _options_of(
+        self, upper: _Upper, bag, bag_set: set[int], by_tpat: dict, options: list[Option]
+    ) -> None:
+        """The pairs of `upper`'s goal, onto `options`: its unary forms, its splits (and relations to the
+        other goals of the bag) by every binary form, its triples by `add3`."""
+        u = upper.u
+        for f, dirs, lowers in self.unary_forms(u):
+            self._option(upper, f, dirs, lowers, options)
+        seen = set()
+        splits = list(self.splits(u))
+        for g in bag:
+            if g != u:
+                splits.extend(self.relations(u, g))
+        for split in splits:
+            self.tick()
+            if split in seen:
+                continue
+            seen.add(split)
+            main, others, moved_pats, kept, lows = self.split_forms(split)
+            if upper.fresh_pairs_fit or not lows.isdisjoint(upper.rest_set):  # else none would fit
+                for f, dirs, lowers in main:
+                    self._option(upper, f, dirs, lowers, options)
+            if not moved_pats.isdisjoint(by_tpat) or not kept.isdisjoint(bag_set):
+                for f, dirs, lowers in self.other_forms(others, bag_set, by_tpat):
+                    self._option(upper, f, dirs, lowers, options)
+        for f in self.ternary:
+            if all(f.signs[i] == 1 and not f.shifted[i] for i in range(3)):
+                for t in self.triples(u):
+                    self._option(upper, f, (), t, options)
+
+    def _option(
+        self, upper: _Upper, form: Form, dirs: tuple[str, ...], lowers: tuple[int, ...], options: list[Option]
+    ) -> None:
+        """The pair `form(lowers) -> upper` onto `options`, with its tier and cheap estimate (the heuristic's
+        per-goal terms of the goals that change), unless its child needs more registers than exist."""
+        # the registers first: most candidates of a bag near the register count fail them
+        rest_set = upper.rest_set
+        size = len(upper.rest)
+        extra = 1
+        for i, lo in enumerate(lowers):
+            if i and lo in lowers[:i]:
+                size += 1  # a second register holding the same goal
+            elif lo not in rest_set:
+                size += 1
+                if i in form.share:
+                    extra = 0
+        if size + form.need + extra > self.registers:
+            return
+        tot, dist, pat = self.tot, self.dist, self.pat
+        q = upper.base
+        pats = None
+        for i, lo in enumerate(lowers):
+            t = tot[lo]
+            if i and lo in lowers[:i]:
+                q += t + dist[lo] + 2 * t * t
+            elif lo not in rest_set:
+                q += t + dist[lo]
+                p = pat[lo]
+                if p >= 0 and p not in upper.rest_pats and (pats is None or p not in pats):
+                    q += t * t
+                    if pats is None:
+                        pats = {p}
+                    else:
+                        pats.add(p)
+        tier = self._tier(upper, form, lowers, size)
+        options.append(Option(tier, q, len(options), form, dirs, upper.u, lowers, upper.rest))
+
+    def _tier(self, upper: _Upper, form: Form, lowers: tuple[int, ...], size: int) -> int:
+        """The tier of a pair of `upper` (`ELIMINATES`, `DERIVES`, `OTHER`); `size`, its child's goals."""
+        if not upper.tiered:
+            return OTHER
+        if size == len(upper.rest):
+            return ELIMINATES
+        tot, src = self.tot, upper.src
+        if src >= 0:
+            # u is a copy of src: a division towards src, or a move towards src's position
+            if len(lowers) == 1:
+                lo = lowers[0]
+                if form is self.division:
+                    return DERIVES if tot[lo] <= tot[src] else OTHER
+                if form.shifted[0]:
+                    sx, sy = self.anchor[src]
+                    lx, ly = self.anchor[lo]
+                    ux, uy = self.anchor[upper.u]
+                    if abs(lx - sx) + abs(ly - sy) < abs(ux - sx) + abs(uy - sy):
+                        return DERIVES
+            return OTHER
+        pat, spat, source = self.pat, self.spat, upper.source
+        for lo in lowers:
+            if lo not in upper.rest_set and (pat[lo] < 0 or tot[source.get(spat[lo], lo)] <= tot[lo]):
+                return OTHER
+        return DERIVES
 
     def unary_forms(self, u: int) -> list[tuple[Form, tuple[str, ...], tuple[int]]]:
         """The one-operand pairs of goal `u` (memoised): its negation, every move's, and its division's

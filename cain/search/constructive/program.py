@@ -16,7 +16,7 @@ division) may be kept beside it, so a count is added over `u`, `2u`, `4u`, `8u` 
 seven), by every kernel after the halving or with one copy fewer at each kernel (its register then holds
 the next). A kernel may add one built before it (or given as a base: a value already computed), moved,
 and build only the difference; or two kernels in a row add their common part once, into an accumulator
-both go on from. `fallback` tries the kernel orders and the points to halve the input,
+both go on from. `shortest_constructive` tries the kernel orders and the points to halve the input,
 shortest first, and returns the first program that allocates and verifies.
 """
 
@@ -28,16 +28,15 @@ from functools import cache, lru_cache
 
 from cain.model.filter import Filter
 from cain.model.goal import Goal
-from cain.model.isa import DIRECTIONS, MACROS, Macro, instruction_set
+from cain.model.isa import MACROS
 from cain.model.program import Instr, Program
-from cain.search.space import division_macro
+from cain.search.allocate import allocated
+from cain.search.constructive.builder import Builder, Position, single_moves, tour
 
-Position = tuple[int, int]
 Bases = tuple[tuple[str, Goal], ...]
 """Values already computed, as (register, goal): extra inputs a constructive program may read and keeps."""
 Terms = dict[Position, list[tuple[int, int]]]
 """For each position, the `(channel, signed multiplicity)` terms of the sources to add there."""
-_STEP = {offset: name for name, offset in DIRECTIONS.items()}
 
 
 @cache
@@ -55,42 +54,11 @@ def naf(c: int) -> tuple[int, ...]:
     return tuple(digits)
 
 
-@lru_cache(maxsize=65536)
-def _tour(positions: tuple[Position, ...], start: Position | None, final: bool) -> tuple[Position, ...]:
-    """The positions in visiting order, nearest neighbour first, from `start` (None: from the origin, to be
-    entered anywhere); when `final` the order is built from the origin and reversed, so the walk ends near
-    it."""
-    left = sorted(p for p in positions if p != start)
-    order: list[Position] = []
-    here = (0, 0) if final or start is None else start
-    while left:
-        nxt = min(left, key=lambda p: (abs(p[0] - here[0]) + abs(p[1] - here[1]), p))
-        left.remove(nxt)
-        order.append(nxt)
-        here = nxt
-    if final:
-        order.reverse()
-    return tuple(order) if start is None else (start, *order)
-
-
-@cache
-def _macros(set_name: str) -> tuple[bool, Macro | None]:
-    """Whether the set has the fused moves (`mov2x`, `addx`, `add2x`, `subx`, `sub2x`), and its division."""
-    macros = instruction_set(set_name)
-    return all(m in macros for m in ("mov2x", "addx", "add2x", "subx", "sub2x")), division_macro(macros)
-
-
 def registers_needed(program: Program) -> int:
     """A quick lower bound on the registers `program` needs: at each instruction, the values live across
     it, its operands, a register for its result unless an operand dies there, and its scratch registers
     (a division with `all`'s `div` keeps three registers busy)."""
-    last: dict[int, int] = {}
-    n = len(program.instrs)
-    for i, instr in enumerate(program.instrs):
-        for o in instr.operands:
-            last[o] = i
-    for v, _ in program.outputs:
-        last[v] = n
+    last = program.last_uses()
     live = sum(1 for v, _ in program.inputs if v in last)  # values made before and read from here on
     need = live
     for i, instr in enumerate(program.instrs):
@@ -111,10 +79,11 @@ def _pressure(macro: str, operands: tuple, ends: set, used: int) -> tuple[int, i
 
 
 def _traced_registers(trace: list[tuple], first: int, outputs: list[int], fused: bool) -> int | None:
-    """`registers_needed` of the program a counting `_Builder` traced (values below `first` its inputs), found
+    """`registers_needed` of the program a counting `Builder` traced (values below `first` its inputs), found
     without building it: a walk counts as one step whose pressure inside depends only on its steps, which
     of its operands die in it and whether its result is used after (`_walk_pressure`, cached). None when
-    a walk reads one value under two names (then only the program built can tell)."""
+    a walk reads one value under two names (then only the program built can tell). Its last-use table is
+    over the trace's items, not a program's instructions (`Program.last_uses`): there is no program yet."""
     last: dict[int, int] = {}
     walks: list[tuple | None] = []
     for i, item in enumerate(trace):
@@ -169,7 +138,8 @@ def _walk_refs(steps: tuple[Step, ...]) -> tuple[tuple[str, int] | None, ...]:
 def _walk_pressure(steps: tuple[Step, ...], dying: frozenset, used_after: bool) -> tuple[int, int]:
     """A walk's peak register pressure and its change in live values, both counted from the values live
     before it: `dying` are the outside operands read for the last time in it, `used_after` whether its
-    result is (`registers_needed`, instruction by instruction)."""
+    result is (`registers_needed`, instruction by instruction). Its last-use table is over the walk's
+    steps, whose operands are references (`_walk_refs`), not a program's values."""
     last = {}
     for t, (_, refs, _) in enumerate(steps):
         for r in refs:
@@ -195,39 +165,8 @@ def _shares(name: str) -> frozenset[int]:
     )
 
 
-class _Builder:
-    """SSA instructions for one program; the macros chosen for the instruction set. With `count`, only how
-    many (`next` still numbers the values) and a `trace` that determines them (each instruction, and each
-    walk as its cached steps' key and operands), which is all that ranking the candidates needs."""
-
-    def __init__(self, set_name: str, first: int, count: bool = False):
-        """`first`: the first value id free (the ones below are the program's inputs and bases)."""
-        self.all, self.divide = _macros(set_name)
-        self.instrs: list[Instr] = []
-        self.trace: list[tuple] = []
-        self.next = first
-        self.count = count
-
-    def op(self, macro: str, operands: tuple[int, ...], directions: tuple[str, ...] = ()) -> int:
-        value = self.next
-        self.next += 1
-        if self.count:
-            self.trace.append((macro, operands, directions))
-        else:
-            self.instrs.append(Instr(macro, (value,), operands, directions))
-        return value
-
-    def half(self, value: int) -> int:
-        return self.op(self.divide.name, (value,))
-
-
-def _steps(dx: int, dy: int) -> list[str]:
-    """The directions of single moves shifting every atom by `(dx, dy)`."""
-    return [_STEP[(1 if dx > 0 else -1, 0)]] * abs(dx) + [_STEP[(0, 1 if dy > 0 else -1)]] * abs(dy)
-
-
 def _walk(
-    b: _Builder,
+    b: Builder,
     acc: int | None,
     terms: Terms,
     sources: list[int],
@@ -278,14 +217,8 @@ def _walk_steps(
     sources = [-2 - z for z in range(1 + max((z for ts in terms.values() for z, _ in ts), default=0))]
     if not terms and not (final and here not in (None, (0, 0))):
         return (), here
-    path = _tour(tuple(sorted(terms)), here, final)
-    # tokens: ("add", channel, sign) and ("move", direction)
-    tokens: list[tuple] = []
-    for i, p in enumerate(path):
-        for z, n in terms.get(p, ()):
-            tokens += [("add", z, 1 if n > 0 else -1)] * abs(n)
-        nxt = path[i + 1] if i + 1 < len(path) else ((0, 0) if final else p)
-        tokens += [("move", d) for d in _steps(p[0] - nxt[0], p[1] - nxt[1])]
+    path = tour(tuple(sorted(terms)), here, final)
+    tokens = _tokens(terms, path, final)
     pending: int | None = None  # the accumulator is still this source, unchanged (no instruction yet)
     i = 0
     while i < len(tokens):
@@ -343,6 +276,18 @@ def _walk_steps(
 
     steps = tuple((i.macro, tuple(ref(o) for o in i.operands), i.directions) for i in instrs)
     return steps, ((0, 0) if final else path[-1])
+
+
+def _tokens(terms: Terms, path: tuple[Position, ...], final: bool) -> list[tuple]:
+    """A walk along `path` as tokens: `("add", channel, sign)` for each source added where the walk stands
+    (the accumulator is moved back by the moves after it), `("move", direction)` for each step."""
+    tokens: list[tuple] = []
+    for i, p in enumerate(path):
+        for z, n in terms.get(p, ()):
+            tokens += [("add", z, 1 if n > 0 else -1)] * abs(n)
+        nxt = path[i + 1] if i + 1 < len(path) else ((0, 0) if final else p)
+        tokens += [("move", d) for d in single_moves(p[0] - nxt[0], p[1] - nxt[1])]
+    return tokens
 
 
 def _levels(goal: Goal, e: int) -> tuple[list[Terms], Terms]:
@@ -415,7 +360,7 @@ def constructive(
     (`_over`), so a count of 7 over `u` and `8u` is two adds, not seven; with `staircase` each
     kernel after the first keeps one copy fewer (the largest), its register free for the next."""
     channels = len(filt.inputs)
-    b = _Builder(set_name, channels + len(bases))
+    b = Builder(set_name, channels + len(bases))
     results = _build(b, filt, order, split, halvings, floating, doubling, sharing, bases, copies, staircase)
     if results is None:
         return None
@@ -429,7 +374,7 @@ def constructive(
 
 
 def _build(
-    b: _Builder,
+    b: Builder,
     filt: Filter,
     order: list[int],
     split: int,
@@ -494,22 +439,48 @@ def _build(
             levels = _high_levels(rest if saved > 0 else filt.kernels[k].goal, e) or [{}]
             if saved > 0:
                 levels[-1].setdefault(offset, []).append((len(sources), 1))
-            for j, terms in enumerate(levels):
-                if acc is not None:
-                    acc = b.op("add", (acc, b.op("mov", (acc,))))
-                acc, here = _walk(b, acc, terms, srcs, here, final=not floating or j == len(levels) - 1)
+            acc = _doubled(b, acc, levels, srcs, here, floating)
         else:
-            for terms in low:
-                acc, here = _walk(b, acc, terms, srcs, here, final=not floating)
-                acc = b.half(acc)
+            copied: list[int] = []
             if kept_copies:
                 top = _over(top, channels, kept_copies, len(srcs))
-                srcs = [*srcs, *(v for level in kept_copies for v in chain[-1 - level])]
-            acc, _ = _walk(b, acc, top, srcs, here, final=True)
+                copied = [v for level in kept_copies for v in chain[-1 - level]]
+            acc = _halved(b, acc, low, top, srcs, copied, here, floating)
         if acc is None:
             acc = b.op("res", ())
         results[k] = acc
     return results
+
+
+def _doubled(
+    b: Builder, acc: int | None, levels: list[Terms], srcs: list[int], here: Position | None, floating: bool
+) -> int | None:
+    """Horner's rule from the highest level down: each level's walk, the accumulator doubled (a copy and an
+    add) before each level after the first; the accumulator after the last."""
+    for j, terms in enumerate(levels):
+        if acc is not None:
+            acc = b.op("add", (acc, b.op("mov", (acc,))))
+        acc, here = _walk(b, acc, terms, srcs, here, final=not floating or j == len(levels) - 1)
+    return acc
+
+
+def _halved(
+    b: Builder,
+    acc: int | None,
+    low: list[Terms],
+    top: Terms,
+    srcs: list[int],
+    copied: list[int],
+    here: Position | None,
+    floating: bool,
+) -> int | None:
+    """Horner's rule from the lowest level up: each level's walk, the accumulator halved after it, then the
+    walk of the levels at and above the sources' over `srcs` and the `copied` inputs; the accumulator."""
+    for terms in low:
+        acc, here = _walk(b, acc, terms, srcs, here, final=not floating)
+        acc = b.half(acc)
+    acc, _ = _walk(b, acc, top, [*srcs, *copied], here, final=True)
+    return acc
 
 
 def _over(terms: Terms, channels: int, levels: tuple[int, ...], first: int) -> Terms:
@@ -664,7 +635,7 @@ def candidates(
 
 
 _RANKED: dict[tuple[Filter, str, Bases], list[tuple[int | None, dict]]] = {}
-"""`_ranked`'s complete answers: the fallback asks again for more registers, kernel by kernel again and
+"""`_ranked`'s complete answers: the engine asks again for more registers, kernel by kernel again and
 again."""
 
 
@@ -725,7 +696,7 @@ def _ranked(
         if stop is not None and stop():
             complete = False
             break
-        b = _Builder(set_name, first, count=True)
+        b = Builder(set_name, first, count=True)
         results = _build(b, filt, bases=bases, **option)
         if results is not None:
             trace = tuple(b.trace)
@@ -756,28 +727,51 @@ def _built(filt: Filter, set_name: str, bases: Bases, options: list[dict]) -> It
             yield program
 
 
-def fallback(
+def shortest_constructive(
     filt: Filter,
     set_name: str,
     registers: tuple[str, ...],
-    finish: Callable[[Program], Program | None],
+    allocate: Callable[[Program], Program | None],
     bases: Bases = (),
     stop: Callable[[], bool] | None = None,
 ) -> tuple[Program, Program] | None:
-    """The shortest constructive program that `finish` register-allocates (on `registers`) and verifies,
-    and its SSA form; None when none fits the registers. `bases` and `stop` as for `candidates`."""
-    return shortest_fitting(candidates(filt, set_name, bases, stop, len(registers)), registers, finish)
+    """The shortest constructive program that `allocate` register-allocates (on `registers`, verifying it
+    if the caller wants), and its SSA form; None when none fits the registers. `bases` and `stop` as for
+    `candidates`."""
+    return shortest_fitting(candidates(filt, set_name, bases, stop, len(registers)), registers, allocate)
 
 
 def shortest_fitting(
-    programs: Iterable[Program], registers: tuple[str, ...], finish: Callable[[Program], Program | None]
+    programs: Iterable[Program], registers: tuple[str, ...], allocate: Callable[[Program], Program | None]
 ) -> tuple[Program, Program] | None:
-    """The first of `programs` (shortest first) that fits `registers` and that `finish` allocates and
-    verifies, with its SSA form; None when none does."""
+    """The first of `programs` (shortest first) that fits `registers` and that `allocate` allocates (and
+    verifies, if the caller wants), with its SSA form; None when none does."""
     for program in programs:
         if registers_needed(program) > len(registers):
             continue
-        done = finish(program)
+        done = allocate(program)
         if done is not None:
             return done, program
     return None
+
+
+_PLANS: dict[tuple[Filter, str, Bases], Program | None] = {}
+"""`constructive_plan`'s answers: kernel-by-kernel compilation asks again each time it runs."""
+
+
+def constructive_plan(
+    sub: Filter, set_name: str, bases: Bases = (), stop: Callable[[], bool] | None = None
+) -> Program | None:
+    """The constructive plan (SSA) of `sub` that allocates on its registers and those of `bases`; None when
+    none fits, or when `stop()` turns true first (nothing is then remembered)."""
+    key = (sub, set_name, bases)
+    if key not in _PLANS:
+        names = sub.registers + tuple(reg for reg, _ in bases)
+        programs = candidates(sub, set_name, bases, stop, len(names))
+        if stop is not None and stop():
+            return None
+        found = shortest_fitting(programs, names, lambda p: allocated(p, names))
+        if len(_PLANS) >= 256:
+            _PLANS.clear()
+        _PLANS[key] = found[1] if found is not None else None
+    return _PLANS[key]

@@ -17,7 +17,7 @@ Three reductions keep the search exact:
   eight symmetries of the square (the inputs sit at the origin and every direction is available to every
   move, so a rotated or mirrored bag needs exactly as many instructions);
 - children equal up to those symmetries are tried once;
-- a child is pruned when a lower bound (`cain.search.bound`) says it needs more steps than are left.
+- a child is pruned when a lower bound (`cain.search.exact.bound`) says it needs more steps than are left.
 
 The division of the instruction set is the one that keeps its operand with the fewest scratch registers
 (`div` in `all`, `divq` in `basic`): `diva` and `div4` compute the same value and never need fewer
@@ -28,21 +28,17 @@ from __future__ import annotations
 
 import itertools
 import math
-import time
 from dataclasses import dataclass
 
 from cain.diagnostics import CainError
 from cain.model.filter import Filter
 from cain.model.program import Program
-from cain.search import atoms
-from cain.search.bound import Kinds, bag_bound
-from cain.search.plan import to_program
-from cain.search.space import Form, Pair, Space
-from cain.search.worker import resident_memory
-
-SYMMETRIES = ((1, 0, 0, 1), (0, -1, 1, 0), (-1, 0, 0, -1), (0, 1, -1, 0),
-              (-1, 0, 0, 1), (1, 0, 0, -1), (0, 1, 1, 0), (0, -1, -1, 0))  # fmt: skip
-"""The dihedral group of the square as matrices `(a, b, c, d)`: `(x, y) -> (a x + b y, c x + d y)`."""
+from cain.search.budget import Budget, OutOfBudget, Stopped
+from cain.search.exact.bound import Kinds, bag_bound
+from cain.search.exact.symmetry import SYMMETRIES, image
+from cain.search.goals import atoms
+from cain.search.goals.plan import to_program
+from cain.search.goals.space import Form, Pair, Space
 
 MEMO_ITEMS = 2_000_000
 """Most sub-multisets and steps the per-goal memos hold together (a goal with large counts has hundreds of
@@ -62,12 +58,8 @@ class ExactResult:
     optimal: bool
     """`program` has `bound` macros: it is a shortest program of the goal model."""
     nodes: int
-    stopped: str
+    stopped: Stopped
     """`optimal` (proven), `exhausted` (every length below the known plan refuted, but some plan of the model needed more registers than the count allowed), `nodes` or `time` (the budget ended first)."""
-
-
-class _Budget(Exception):
-    """The node or time budget ended inside the traversal."""
 
 
 class _Found(Exception):
@@ -83,27 +75,23 @@ class ExactSearch:
         filt: Filter,
         instruction_set_name: str,
         names: tuple[str, ...],
-        finish,
-        node_budget: int | None = None,
-        deadline: float | None = None,
+        allocate,
+        budget: Budget | None = None,
         memo_limit: int = 2_000_000,
         max_horizon: int = 3,
         table_limit: int = 3_000_000,
         only: frozenset[str] | None = None,
-        max_memory: int | None = None,
     ):
         self.filt = filt
-        self.max_memory = max_memory
-        """Bytes of resident memory: past it the memos are emptied, and if that is not enough the search
-        stops (`memory`) with the bound proven so far."""
+        self.budget = budget or Budget()
+        """Nodes, time and resident memory: past the memory limit the memos are emptied, and if that is not
+        enough the search stops (`memory`) with the bound proven so far."""
         self._checks = 0
         self._forgot = False
         self.names = names
-        self.finish = finish
-        """`finish(plan) -> Program | None`: the plan register-allocated, None if it does not fit (the engine
+        self.allocate = allocate
+        """`allocate(plan) -> Program | None`: the plan register-allocated, None if it does not fit (the engine
         verifies the program the search returns)."""
-        self.node_budget = node_budget
-        self.deadline = deadline
         self.memo_limit = memo_limit
         self.registers = len(names)
         self.space = space = Space(
@@ -147,7 +135,7 @@ class ExactSearch:
 
     # -- bounds and symmetry --------------------------------------------------------------------
     def bound(self, bag: tuple[int, ...]) -> int:
-        """Steps `bag` needs at least: `cain.search.bound`'s, and the forward table's for its goals."""
+        """Steps `bag` needs at least: `cain.search.exact.bound`'s, and the forward table's for its goals."""
         b = self._bounds.get(bag)
         if b is None:
             if len(self._bounds) > self.memo_limit:
@@ -215,9 +203,9 @@ class ExactSearch:
                 if len(nxt) * 2 ** (self.horizon + 1) > self.table_limit:
                     self._full = True
                     return
-                self._check_time()
+                self._check_budget()
             for state in nxt:
-                self._check_time()
+                self._check_budget()
                 for n in range(1, len(state) + 1):
                     for sub in itertools.combinations(state, n):
                         if sub not in self.table:
@@ -292,9 +280,7 @@ class ExactSearch:
         table = self._sym[s]
         r = table.get(g)
         if r is None:
-            a, b, c, d = SYMMETRIES[s]
-            goal = self.space.goal_of[g]
-            r = self.space.intern(tuple(sorted((a * x + b * y, c * x + d * y, z, n) for x, y, z, n in goal)))
+            r = self.space.intern(image(SYMMETRIES[s], self.space.goal_of[g]))
             table[g] = r
         return r
 
@@ -327,7 +313,7 @@ class ExactSearch:
             part = tuple((x, y, z, k if c > 0 else -k) for (x, y, z, c), k in zip(goal, ks, strict=True) if k)
             if not part or part == goal:
                 continue
-            self._check_time()
+            self._check_budget()
             rest = atoms.sub(goal, part)
             for f in self.space.binary:
                 if f.symmetric and part > rest:
@@ -368,7 +354,7 @@ class ExactSearch:
                 raise CainError(f"exact search: no reverse form for the three-operand macro {f.macro}")
             if new >= 3:
                 for a, b, c in self._three_way(goal):
-                    self._check_time()
+                    self._check_budget()
                     yield f, (), (space.intern(a), space.intern(b), space.intern(c))
                 continue
             for e in known:
@@ -466,7 +452,7 @@ class ExactSearch:
             if goal:
                 known_at.setdefault(atoms.pattern(goal), set()).add(goal[0][:2])
         for part, rest in self._sub_parts(u):
-            self._check_time()
+            self._check_budget()
             for f in self.space.binary:
                 for i in (0,) if f.symmetric else (0, 1):
                     parts = (part, rest) if i == 0 else (rest, part)
@@ -485,7 +471,7 @@ class ExactSearch:
             for a, w in self._sub_parts(u):
                 if not self._held(a, known):
                     continue
-                self._check_time()
+                self._check_budget()
                 for b in self._sub_multisets(w):
                     if out < 2 and not self._held(b, known):
                         continue
@@ -498,7 +484,7 @@ class ExactSearch:
         """Every non-empty proper sub-multiset of `goal` (the budget checked at each)."""
         ranges = [range(abs(c) + 1) for *_, c in goal]
         for ks in itertools.product(*ranges):
-            self._check_time()
+            self._check_budget()
             part = tuple((x, y, z, k if c > 0 else -k) for (x, y, z, c), k in zip(goal, ks, strict=True) if k)
             if part and part != goal:
                 yield part
@@ -519,7 +505,8 @@ class ExactSearch:
                 yield a, b, c
 
     def _goal_count(self, counts: dict[int, int]) -> int:
-        """Instructions the goals alone need (`cain.search.bound`'s goal term, without division levels)."""
+        """Instructions the goals alone need (`cain.search.exact.bound`'s goal term, without division
+        levels)."""
         n = 0
         for g, c in counts.items():
             if not c:
@@ -603,7 +590,7 @@ class ExactSearch:
                 yield from self._emit(seen, (form.macro, dirs, u, lowers), tuple(sorted(child)), limit)
 
     def _emit(self, seen: set, pair: Pair, child: tuple[int, ...], limit: int):
-        self._check_time()
+        self._check_budget()
         if self.bound(child) > limit:
             return
         key = self.canonical(child)
@@ -624,9 +611,9 @@ class ExactSearch:
         if r == 0 or self.failed.get(key, -1) >= r:
             return
         self.nodes += 1
-        if self.node_budget is not None and self.nodes > self.node_budget:
-            raise _Budget("nodes")
-        self._check_time()
+        if self.budget.out_of_nodes(self.nodes - 1):  # the node past the budget is counted, not searched
+            raise OutOfBudget(Stopped.NODES)
+        self._check_budget()
         rejected = self.rejected
         self.rejected = False
         for pair, child, ckey in self.children(bag, r - 1):
@@ -641,13 +628,13 @@ class ExactSearch:
             self.failed[key] = r
         self.rejected = self.rejected or rejected
 
-    def _check_time(self) -> None:
-        if self.deadline is not None and time.perf_counter() > self.deadline:
-            raise _Budget("time")
+    def _check_budget(self) -> None:
+        """Raise `OutOfBudget` past the deadline, or past the memory limit once the memos were emptied."""
+        self.budget.check_time()
         self._checks += 1
-        if self.max_memory is not None and not self._checks % 4096 and resident_memory() > self.max_memory:
+        if not self._checks % 4096 and self.budget.over_memory():
             if self._forgot:
-                raise _Budget("memory")
+                raise OutOfBudget(Stopped.MEMORY)
             self._forget()
 
     def _forget(self) -> None:
@@ -661,7 +648,7 @@ class ExactSearch:
 
     def _accept(self, path: list[Pair], k: int) -> None:
         plan = to_program(self.space, self.filt, list(path), shared=True)
-        program = self.finish(plan)
+        program = self.allocate(plan)
         if program is not None and program.macros == k:
             raise _Found(program, plan)
         self.rejected = True  # a plan of the model that does not allocate without extra moves
@@ -682,12 +669,12 @@ class ExactSearch:
                     self._forward(min(self.max_horizon, k - 1))
                 self._visit(self.root, self.canonical(self.root), k, [], k)
             except _Found as found:
-                return ExactResult(found.program, found.plan, proven, proven == k, self.nodes, "optimal")
-            except _Budget as stop:
-                return ExactResult(None, None, proven, False, self.nodes, str(stop))
+                return ExactResult(found.program, found.plan, proven, proven == k, self.nodes, Stopped.OPTIMAL)
+            except OutOfBudget as stop:
+                return ExactResult(None, None, proven, False, self.nodes, stop.reason)
             if not self.rejected and proven == k:
                 proven = k + 1
             k += 1
         return ExactResult(
-            None, None, proven, False, self.nodes, "optimal" if proven == upper else "exhausted"
+            None, None, proven, False, self.nodes, Stopped.OPTIMAL if proven == upper else Stopped.EXHAUSTED
         )

@@ -1,8 +1,8 @@
 """A plan for a filter of several kernels found kernel by kernel: each kernel is searched alone (keeping
 every input alive in its register for the kernels after it, and leaving alone the registers of the kernels
 before it) and the plans are concatenated, to be register-allocated and verified as one program. The last
-kernels may be left too few registers for the search; the constructive program (`cain.search.fallback`)
-computes them in an accumulator alone.
+kernels may be left too few registers for the search; the constructive program
+(`cain.search.constructive.program`) computes them in an accumulator alone.
 
 It is the search's first plan for a filter of several kernels: quick, often close to the simultaneous
 search's best on unrelated kernels, and a bound that prunes the simultaneous search from the start."""
@@ -17,7 +17,7 @@ from cain.diagnostics import CainError
 from cain.model.filter import Filter, Kernel
 from cain.model.goal import Goal
 from cain.model.program import Instr, Program
-from cain.search.fallback import Bases
+from cain.search.constructive.program import Bases
 
 
 def kernel_order(filt: Filter) -> list[int] | None:
@@ -90,15 +90,15 @@ def kernel_by_kernel(
     filt: Filter,
     registers: tuple[str, ...],
     search_one: Callable[[Filter], Program | None],
-    construct: Callable[[Filter, Bases], Program | None] | None = None,
+    constructive: Callable[[Filter, Bases], Program | None] | None = None,
 ) -> Program | None:
     """The concatenated SSA plan (to be register-allocated and verified as one program), or None when no
     split has a plan. The kernels before the split are compiled one at a time: `search_one` returns a
-    kernel's SSA plan or None, `construct` (the constructive program) builds one, and the shorter is kept.
-    The kernels from the split on are built together by `construct` (with the fewest registers: it may
-    halve the inputs in place, as no kernel after them needs them). `construct` is also given the kernels
-    built before (register, goal), which its kernels may start from (`cain.search.fallback`, sharing).
-    Every split is tried; the shortest whole plan wins."""
+    kernel's SSA plan or None, `constructive` (the constructive program) builds one, and the shorter is kept.
+    The kernels from the split on are built together by `constructive` (with the fewest registers: it may
+    halve the inputs in place, as no kernel after them needs them). `constructive` is also given the kernels
+    built before (register, goal), which its kernels may start from (`cain.search.constructive.program`,
+    sharing). Every split is tried; the shortest whole plan wins."""
     order = kernel_order(filt)
     if order is None or len(filt.kernels) < 2:
         return None
@@ -116,9 +116,9 @@ def kernel_by_kernel(
         rest = order[n:]
         done = tuple(j for indices, _, _ in parts for j in indices)
         bases = tuple((filt.kernels[j].register, filt.kernels[j].goal) for j in done)
-        if construct and len(rest) > 1:
+        if constructive and len(rest) > 1:
             free = tuple(r for r in registers if r not in taken)
-            together = construct(replace(filt, kernels=tuple(filt.kernels[k] for k in rest), registers=free), bases)
+            together = constructive(replace(filt, kernels=tuple(filt.kernels[k] for k in rest), registers=free), bases)
             if together is not None:
                 offer([*parts, (rest, together, done)])
         sub = sub_filter(filt, i, n < len(order) - 1, taken, registers)
@@ -127,7 +127,7 @@ def kernel_by_kernel(
             plan = search_one(sub)
         except CainError:
             plan = None  # too few registers left for the search of this kernel alone
-        built = construct(sub, bases) if construct else None
+        built = constructive(sub, bases) if constructive else None
         if built is not None and (plan is None or built.macros < plan.macros):
             plan, reads = built, done  # the search in few registers may do worse than the construction
         if plan is None:

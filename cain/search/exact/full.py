@@ -14,7 +14,7 @@ them has such a goal: then no program of the goal model fits the registers, howe
 
 from __future__ import annotations
 
-from cain.search.atoms import Atoms, counts, from_counts, neg, pattern
+from cain.search.goals.atoms import Atoms, counts, from_counts, neg, pattern
 
 STATES = 50_000
 """Most bags explored before giving up without a proof."""

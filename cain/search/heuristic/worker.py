@@ -5,25 +5,23 @@ from __future__ import annotations
 
 import heapq
 import math
-import os
-import resource
 import time
 from collections import deque
-from collections.abc import Callable
-from dataclasses import replace
+from dataclasses import dataclass, replace
 
 from cain.backend.bus_synth import Options, synthesize
-from cain.backend.regalloc import allocate
-from cain.backend.verify import verify_program
 from cain.diagnostics import CainError
 from cain.model.filter import Filter, Kernel
 from cain.model.program import Program
-from cain.search import atoms, structure
+from cain.search.allocate import allocated
+from cain.search.budget import Budget, OutOfBudget, Stopped
 from cain.search.config import DEFAULT_TIME, PORTFOLIO_RESTART, PlanEvent, SearchConfig
-from cain.search.fallback import Bases, candidates, shortest_fitting
-from cain.search.kernel_by_kernel import kernel_by_kernel
-from cain.search.plan import direct_solution, to_program
-from cain.search.space import Pair, Space
+from cain.search.constructive.program import Bases, constructive_plan
+from cain.search.goals import atoms
+from cain.search.goals.plan import direct_solution, to_program
+from cain.search.goals.space import Pair, Space
+from cain.search.heuristic import structure
+from cain.search.heuristic.kernel_by_kernel import kernel_by_kernel
 
 BUS_BEAM = 16
 """Beam width of the bus-level synthesis that scores each plan under `cost=icws` (the passes use more)."""
@@ -42,71 +40,21 @@ compiled one at a time again, with `AGAIN_SHARE` of the budget: on filters of ma
 simultaneous search seldom beats that plan, and each kernel's search alone improves with time."""
 AGAIN_SHARE = 0.5
 """The part of the budget the kernels are compiled with again, at `AGAIN_MARK` (or what is left of it)."""
+GRACE = 0.1
+"""How far past the deadline, as a part of the time budget (at least a second), the traversal may run to
+reach its next 64-node mark."""
 
 
-def allocated(program: Program, names: tuple[str, ...]) -> Program | None:
-    """The plan register-allocated on `names`, or None when it does not fit them. The search's plans are
-    verified once, when the search returns its best (`cain.search.engine.search`): verifying each as it is
-    found took a second on a big filter, past the end of a time budget."""
-    try:
-        return allocate(program, names)
-    except CainError:
-        return None
+@dataclass(slots=True)
+class _Traversal:
+    """One round's state: its frontier (a deque, or a heap for best-first), the cheapest cost each goal-bag
+    was reached at, the bound, the candidate children the frontier's nodes hold, and the heap's counter."""
 
-
-def finish(program: Program, filt: Filter, names: tuple[str, ...]) -> Program | None:
-    """The plan register-allocated and verified, or None when allocation fails."""
-    program = allocated(program, names)
-    if program is not None:
-        verify(program, filt)
-    return program
-
-
-def verify(program: Program, filt: Filter) -> None:
-    """Raise unless the allocated `program` computes `filt`'s kernels (`verify_program`)."""
-    verify_program(program, filt.initial_goals(), filt.final_goals(), filt.depth)
-
-
-_CONSTRUCTED: dict[tuple[Filter, str, Bases], Program | None] = {}
-"""`construct`'s answers: kernel-by-kernel compilation asks again each time it runs."""
-
-
-def construct(
-    sub: Filter, set_name: str, bases: Bases = (), stop: Callable[[], bool] | None = None
-) -> Program | None:
-    """The constructive plan (SSA) of `sub` that allocates on its registers and those of `bases`; None when
-    none fits, or when `stop()` turns true first (nothing is then remembered)."""
-    key = (sub, set_name, bases)
-    if key not in _CONSTRUCTED:
-        names = sub.registers + tuple(reg for reg, _ in bases)
-        programs = candidates(sub, set_name, bases, stop, len(names))
-        if stop is not None and stop():
-            return None
-        found = shortest_fitting(programs, names, lambda p: allocated(p, names))
-        if len(_CONSTRUCTED) >= 256:
-            _CONSTRUCTED.clear()
-        _CONSTRUCTED[key] = found[1] if found is not None else None
-    return _CONSTRUCTED[key]
-
-
-class _Stop(Exception):
-    """Raised from inside pair generation when a budget ends: `reason` is `time` or `memory`."""
-
-    def __init__(self, reason: str):
-        super().__init__(reason)
-        self.reason = reason
-
-
-_PAGE = os.sysconf("SC_PAGE_SIZE") if hasattr(os, "sysconf") else 4096
-
-
-def resident_memory() -> int:
-    """This process's resident memory now, in bytes (its peak where /proc is not available)."""
-    try:
-        with open("/proc/self/statm") as f:
-            return int(f.read().split()[1]) * _PAGE
-    except (OSError, ValueError, IndexError):
-        return resource.getrusage(resource.RUSAGE_SELF).ru_maxrss * 1024
+    frontier: deque | list
+    cache: dict[tuple[int, ...], int]
+    bound: int
+    held: int = 0
+    counter: int = 1
 
 
 class _Node:
@@ -165,12 +113,16 @@ class Worker:
         """Under `cost=icws` plans as long as the best (in macros) are still sought: they may synthesise shorter."""
         self.root = self.space.bag(atoms.from_goal(g) for g in filt.final_goals())
         self.initial = self.space.bag(atoms.from_goal(g) for g in filt.initial_goals())
+        tot = self.space.tot
+        self.atom_cap = 2 * sum(tot[g] for g in self.root) + sum(tot[g] for g in self.initial)
+        """Most atoms a goal-bag of the traversal may hold: past it a child is culled."""
         self.best_cost = 1 << 30
         """The fewest macros of any plan found: what bounds the traversal."""
         self.candidates: list[tuple[Program, Program]] = []
         """Under `cost=icws`: every plan found (allocated, and as SSA), to score at bus level at the end."""
         self.ties = 0
         self.hard_deadline: float | None = None
+        """The end of the time budget; the traversal's (`budget`) comes earlier under `cost=icws`."""
         self.best: Program | None = None
         self.best_plan: Program | None = None
         self.events: list[PlanEvent] = []
@@ -185,10 +137,10 @@ class Worker:
         """The best plan's goal-bags from the final goals, with their costs and the pairs between them."""
         self.floor = 0
         """A lower bound on the cost: the search stops (`optimal`) once its best plan reaches it."""
-        self.deadline: float | None = None
+        self.budget = Budget()
+        """The traversal's budget, set by `run`."""
         self.seconds: float | None = None
         """The time budget in seconds (`DEFAULT_TIME` when neither budget is given), set by `run`."""
-        self.memory_limit = cfg.max_memory // cfg.workers if cfg.max_memory is not None else None
         self.progress = None
         self._ticks = 0
         self._shown = self.start
@@ -202,26 +154,26 @@ class Worker:
         if self._ticks & 15:
             return
         now = time.perf_counter()
-        if self.deadline is not None and now >= self.deadline:
-            raise _Stop("time")
+        if self.budget.late(now):
+            raise OutOfBudget(Stopped.TIME)
         if not self._ticks & 1023 and self._over_memory():
-            raise _Stop("memory")
+            raise OutOfBudget(Stopped.MEMORY)
         if self.progress is not None and now - self._shown >= 0.25:
             self._shown = now
             self.progress(self, now)
 
     def _late(self) -> bool:
         """Whether the time budget is spent (never under a node budget alone: the work stays the same)."""
-        return self.deadline is not None and time.perf_counter() >= self.deadline
+        return self.budget.late(time.perf_counter())
 
     def _over_memory(self, cache: dict | None = None) -> bool:
         """Whether resident memory is past the limit even after emptying the caches."""
-        if self.memory_limit is None or resident_memory() <= self.memory_limit:
+        if not self.budget.over_memory():
             return False
         if cache is not None:
             cache.clear()
         self.space.forget()
-        return resident_memory() > self.memory_limit
+        return self.budget.over_memory()
 
     # -- plans ----------------------------------------------------------------------------------
     def _step_cost(self, macro: str) -> int:
@@ -310,8 +262,9 @@ class Worker:
                     self.shared["icws"].value = self.best.icws
 
     def _structured(self) -> None:
-        """A first plan from the kernel's factors (`cain.search.structure`), when it is a convolution of
-        small kernels: the remainder is searched on `structure_nodes` nodes (and at most a quarter of the
+        """A first plan from the kernel's factors (`cain.search.heuristic.structure`), when it is a
+        convolution of small kernels: the remainder is searched on `structure_nodes` nodes (and at most a
+        quarter of the
         time budget), then the chain follows."""
         if not self.cfg.structure_nodes or len(self.filt.kernels) != 1 or self.space.division is None:
             return
@@ -361,8 +314,8 @@ class Worker:
 
     def _kernels_alone(self, share: float) -> None:
         """A plan for a filter of several kernels, compiled one kernel at a time
-        (`cain.search.kernel_by_kernel`; the constructive program for a kernel its search has none for), on
-        `share` of the budget: first a bound for the simultaneous search from the start, then, if the
+        (`cain.search.heuristic.kernel_by_kernel`; the constructive program for a kernel its search has none
+        for), on `share` of the budget: first a bound for the simultaneous search from the start, then, if the
         simultaneous search has not beaten it by `AGAIN_MARK`, again with `AGAIN_SHARE`. Worker 0 only:
         the others search together from the first node."""
         if self.index or len(self.filt.kernels) < 2 or share <= 0:
@@ -385,10 +338,10 @@ class Worker:
             self.nodes += worker.nodes
             return worker.best_plan
 
-        def construct_one(sub: Filter, bases: Bases) -> Program | None:
-            return construct(sub, cfg.instruction_set, bases, self._late)
+        def constructive_one(sub: Filter, bases: Bases) -> Program | None:
+            return constructive_plan(sub, cfg.instruction_set, bases, self._late)
 
-        plan = kernel_by_kernel(self.filt, self.names, search_one, construct_one)
+        plan = kernel_by_kernel(self.filt, self.names, search_one, constructive_one)
         if plan is not None:
             self._offer(plan)
             if self.best_plan is plan:
@@ -406,7 +359,7 @@ class Worker:
         if cfg.node_budget is not None:
             left = (cfg.node_budget - self.nodes) / cfg.node_budget
         else:
-            left = (self.deadline - now) / self.seconds
+            left = (self.budget.deadline - now) / self.seconds
         self._kernels_alone(min(AGAIN_SHARE, left))
         return True
 
@@ -444,7 +397,7 @@ class Worker:
         return self.best_cost + self.tie
 
     # -- the search -----------------------------------------------------------------------------
-    def run(self, progress=None) -> str:
+    def run(self, progress=None) -> Stopped:
         """Search until the frontier is empty or a budget ends; returns why it stopped.
 
         With `restart`, the traversal starts again from the final goals after that many nodes (the next
@@ -462,13 +415,18 @@ class Worker:
         if cfg.node_budget is None and time_budget is None:
             time_budget = DEFAULT_TIME
         self.seconds = time_budget
-        self.deadline = self.start + time_budget if time_budget is not None else None
-        self.hard_deadline = self.deadline
-        if self.deadline is not None and self.icws_cost:  # leave time to score the plans at bus level
-            self.deadline = self.start + (1 - BUS_SHARE) * time_budget
+        self.hard_deadline = self.start + time_budget if time_budget is not None else None
+        traversal = time_budget
+        if time_budget is not None and self.icws_cost:  # leave time to score the plans at bus level
+            traversal = (1 - BUS_SHARE) * time_budget
+        self.budget = Budget(
+            time=traversal,
+            nodes=cfg.node_budget,
+            memory=cfg.max_memory // cfg.workers if cfg.max_memory is not None else None,
+            grace=GRACE * time_budget / traversal if time_budget is not None else 0.0,
+            start=self.start,
+        )
         self.progress = progress
-        # how far past the deadline a search may run to reach its next 64-node mark
-        self.grace = max(1.0, 0.1 * time_budget) if time_budget is not None else 0.0
         self._structured()
         self._kernels_alone(cfg.kernel_by_kernel)
         self.again = self._again_mark()
@@ -484,7 +442,7 @@ class Worker:
             round_end = self.nodes + int(length) if restart else None
             root = self._round_root(rounds)
             stopped = self._round(progress, round_end, root)
-            if stopped != "round" and not (root is not None and stopped == "exhausted"):
+            if stopped != Stopped.ROUND and not (root is not None and stopped == Stopped.EXHAUSTED):
                 break  # a round from the plan's path exhausts only its own part of the space
             rounds += 1
             length *= 1.5
@@ -508,141 +466,156 @@ class Worker:
             node = _Node(bag, cost, node, pair, self.space.lower_bound(bag))
         return node
 
-    def _round(self, progress, round_end: int | None, root: _Node | None = None) -> str:
+    def _round(self, progress, round_end: int | None, root: _Node | None = None) -> Stopped:
         """One traversal from the final goals (or `root`) until a budget, the round's end or exhaustion."""
-        cfg = self.cfg
-        space = self.space
-        node_budget = cfg.node_budget
-        deadline = self.deadline
-        traversal = cfg.traversal
-        cache: dict[tuple[int, ...], int] = {}
-        initial = self.initial
-        initial_set = set(initial)
+        root = root or _Node(self.root, 0, None, None, self.space.lower_bound(self.root))
+        best_first = self.cfg.traversal == "best-first"
+        t = _Traversal([(0.0, 0, root)] if best_first else deque([root]), {}, self.bound)
         min_step = self._min_step()
-        branch = self.branch
-        root = root or _Node(self.root, 0, None, None, space.lower_bound(self.root))
-        frontier = deque([root]) if traversal != "best-first" else [(0.0, 0, root)]
-        counter = 1
-        bound = self.bound
-        tot = space.tot
-        atom_cap = 2 * sum(tot[g] for g in self.root) + sum(tot[g] for g in self.initial)
-        direct_size = len(initial) + 2 + len(self.filt.kernels)
-        stopped = "exhausted"
-        held = 0  # candidate children held by the frontier's nodes
-        frontier_limit = cfg.frontier_limit
-        keep = cfg.frontier_keep
-        while frontier:
-            if bound <= self.floor:
-                stopped = "optimal"
+        stopped = Stopped.EXHAUSTED
+        while t.frontier:
+            if t.bound <= self.floor:
+                stopped = Stopped.OPTIMAL
                 break
-            if traversal == "best-first":
-                _, _, node = heapq.heappop(frontier)
-            elif traversal == "dfs":
-                node = frontier.pop()
-            else:
-                node = frontier.popleft()
-            if node.cost + node.lb * min_step >= bound:
+            node = self._pop(t)
+            if node.cost + node.lb * min_step >= t.bound:
                 if node.cands:
-                    held -= len(node.cands)
+                    t.held -= len(node.cands)
                     node.cands = ()  # its descendants keep it alive: drop what it alone holds
                 continue
             if node.cands is None:
-                if node_budget is not None and self.nodes >= node_budget:
-                    stopped = "nodes"
+                why = self._checkpoint(t, progress, round_end)
+                if why is not None:
+                    stopped = why
                     break
-                if round_end is not None and self.nodes >= round_end:
-                    stopped = "round"
-                    break
-                if self.nodes >= self.next_check or deadline is not None:
-                    # past the deadline: stop at the next 64-node mark, or at once when that is late (a
-                    # node on a goal of thousands of atoms takes a good part of a second)
-                    now = time.perf_counter()
-                    late = deadline is not None and now >= deadline
-                    if late and (self.nodes >= self.next_check or now >= deadline + self.grace):
-                        stopped = "time"
-                        break
-                if self.nodes >= self.next_check:
-                    self.next_check = self.nodes + 64
-                    if now >= self.next_memory_check:
-                        self.next_memory_check = now + 0.1
-                        if self._over_memory(cache):
-                            stopped = "memory"
-                            break
-                    if self.again is not None and self._again(now):
-                        now = time.perf_counter()
-                        if node_budget is not None and self.nodes >= node_budget:
-                            stopped = "nodes"
-                            break
-                    bound = min(bound, self._bound())
-                    if progress is not None:
-                        progress(self, now)
-                    if node.cost + node.lb * min_step >= bound:
-                        continue
-                self.nodes += 1
-                bag = node.bag
-                seen = cache.get(bag)
-                if seen is not None and seen <= node.cost:
+                if node.cost + node.lb * min_step >= t.bound:  # the bound fell at the checkpoint
                     continue
-                if len(cache) >= cfg.cache_limit:
-                    cache.clear()
-                cache[bag] = node.cost
-                if bag == initial or len(bag) < len(initial) and set(bag) <= initial_set:
-                    self._plan(node, [])
-                    bound = min(bound, self.best_cost + self.tie)
-                    continue
-                if len(bag) <= direct_size:
-                    tail = direct_solution(space, bag)
-                    if tail is not None:
-                        extra = sum(self._step_cost(p[0]) for p in tail)
-                        if node.cost + extra < bound:
-                            self._plan(node, tail)
-                            bound = min(bound, self.best_cost + self.tie)
-                            continue
                 try:
-                    node.cands = space.pairs(bag, branch)
-                except _Stop as stop:
+                    if not self._expand(t, node):
+                        continue
+                except OutOfBudget as stop:
                     stopped = stop.reason
                     break
-                node.idx = 0
-                held += len(node.cands)
-            # yield the node's next child that is not culled
-            cands = node.cands
-            child = None
-            while node.idx < len(cands):
-                h, pair, cbag = cands[node.idx]
-                node.idx += 1
-                cost = node.cost + self._step_cost(pair[0])
-                seen = cache.get(cbag)
-                if seen is not None and seen <= cost:
-                    continue
-                lb = space.lower_bound(cbag)
-                if cost + lb * min_step >= bound or sum([tot[g] for g in cbag]) > atom_cap:
-                    continue
-                child = _Node(cbag, cost, node, pair, lb)
-                break
-            if child is None or node.idx >= len(cands):
-                held -= len(cands)
-                node.cands = ()  # spent: its descendants keep it alive, not its children list
-                if child is None:
-                    continue
-            elif held > frontier_limit and len(cands) - node.idx > keep:
-                held -= len(cands) - keep
-                node.cands = cands = cands[node.idx : node.idx + keep]
-                node.idx = 0
-            if traversal == "cgds":
-                frontier.appendleft(child)
-                frontier.append(node)
-            elif traversal == "dfs":
-                frontier.append(node)
-                frontier.append(child)
-            elif traversal == "bfs":
-                frontier.append(child)
-                frontier.appendleft(node)
-            else:
-                counter += 1
-                heapq.heappush(frontier, (h, counter, child))
-                if node.idx < len(cands):
-                    counter += 1
-                    heapq.heappush(frontier, (cands[node.idx][0], counter, node))
-        self.bound = bound
+            found = self._next_child(t, node)
+            if found is not None:
+                self._push(t, node, *found)
+        self.bound = t.bound
         return stopped
+
+    def _pop(self, t: _Traversal) -> _Node:
+        """The frontier's next node in the traversal's order."""
+        if self.cfg.traversal == "best-first":
+            return heapq.heappop(t.frontier)[2]
+        if self.cfg.traversal == "dfs":
+            return t.frontier.pop()
+        return t.frontier.popleft()
+
+    def _checkpoint(self, t: _Traversal, progress, round_end: int | None) -> Stopped | None:
+        """Before a node is expanded: why to stop (the node or time budget, the round's end, memory), else
+        None; every 64 nodes, the memory, the kernels compiled again (`_again`), the bound shared by the
+        portfolio and the progress line."""
+        budget = self.budget
+        if budget.out_of_nodes(self.nodes):
+            return Stopped.NODES
+        if round_end is not None and self.nodes >= round_end:
+            return Stopped.ROUND
+        mark = self.nodes >= self.next_check
+        if not mark and budget.time is None:
+            return None
+        # past the deadline: stop at the next 64-node mark, or at once when that is late (a node on a goal
+        # of thousands of atoms takes a good part of a second)
+        now = time.perf_counter()
+        if budget.late(now) and (mark or budget.past_grace(now)):
+            return Stopped.TIME
+        if not mark:
+            return None
+        self.next_check = self.nodes + 64
+        if now >= self.next_memory_check:
+            self.next_memory_check = now + 0.1
+            if self._over_memory(t.cache):
+                return Stopped.MEMORY
+        if self.again is not None and self._again(now):
+            now = time.perf_counter()
+            if budget.out_of_nodes(self.nodes):
+                return Stopped.NODES
+        t.bound = min(t.bound, self._bound())
+        if progress is not None:
+            progress(self, now)
+        return None
+
+    def _expand(self, t: _Traversal, node: _Node) -> bool:
+        """Visit `node`: skip it if its goal-bag was reached as cheaply before, offer a plan if it is the
+        inputs or solved directly (False: nothing more to do there), else give it its candidate children."""
+        self.nodes += 1
+        bag = node.bag
+        seen = t.cache.get(bag)
+        if seen is not None and seen <= node.cost:
+            return False
+        if len(t.cache) >= self.cfg.cache_limit:
+            t.cache.clear()
+        t.cache[bag] = node.cost
+        initial = self.initial
+        if bag == initial or len(bag) < len(initial) and set(bag) <= set(initial):
+            self._plan(node, [])
+            t.bound = min(t.bound, self.best_cost + self.tie)
+            return False
+        if len(bag) <= len(initial) + 2 + len(self.filt.kernels):
+            tail = direct_solution(self.space, bag)
+            if tail is not None and node.cost + sum(self._step_cost(p[0]) for p in tail) < t.bound:
+                self._plan(node, tail)
+                t.bound = min(t.bound, self.best_cost + self.tie)
+                return False
+        node.cands = self.space.pairs(bag, self.branch)
+        node.idx = 0
+        t.held += len(node.cands)
+        return True
+
+    def _next_child(self, t: _Traversal, node: _Node) -> tuple[_Node, float] | None:
+        """`node`'s next child that is not culled (by the cache, the bound or the atom cap), with its
+        heuristic cost; a spent node lets go of its candidates, and past `frontier_limit` keeps only its
+        next `frontier_keep`."""
+        cands = node.cands
+        tot = self.space.tot
+        min_step = self._min_step()
+        child = None
+        h = 0.0
+        while node.idx < len(cands):
+            h, pair, cbag = cands[node.idx]
+            node.idx += 1
+            cost = node.cost + self._step_cost(pair[0])
+            seen = t.cache.get(cbag)
+            if seen is not None and seen <= cost:
+                continue
+            lb = self.space.lower_bound(cbag)
+            if cost + lb * min_step >= t.bound or sum([tot[g] for g in cbag]) > self.atom_cap:
+                continue
+            child = _Node(cbag, cost, node, pair, lb)
+            break
+        keep = self.cfg.frontier_keep
+        if child is None or node.idx >= len(cands):
+            t.held -= len(cands)
+            node.cands = ()  # spent: its descendants keep it alive, not its children list
+        elif t.held > self.cfg.frontier_limit and len(cands) - node.idx > keep:
+            t.held -= len(cands) - keep
+            node.cands = cands[node.idx : node.idx + keep]
+            node.idx = 0
+        return None if child is None else (child, h)
+
+    def _push(self, t: _Traversal, node: _Node, child: _Node, h: float) -> None:
+        """Put `child` and `node` (for its next children) back on the frontier, in the traversal's order."""
+        traversal, frontier = self.cfg.traversal, t.frontier
+        if traversal == "cgds":
+            frontier.appendleft(child)
+            frontier.append(node)
+        elif traversal == "dfs":
+            frontier.append(node)
+            frontier.append(child)
+        elif traversal == "bfs":
+            frontier.append(child)
+            frontier.appendleft(node)
+        else:
+            t.counter += 1
+            heapq.heappush(frontier, (h, t.counter, child))
+            if node.idx < len(node.cands):
+                t.counter += 1
+                heapq.heappush(frontier, (node.cands[node.idx][0], t.counter, node))

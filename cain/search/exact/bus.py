@@ -11,7 +11,7 @@ destination a register, NEWS or a neighbour's NEWS; without sources, zero into o
 - the rules `cain.backend.bus_synth` keeps: a micro-op that writes NEWS or a neighbour's NEWS reads none
   of them, and writes at most one of them (they are one physical register);
 - no micro-op's sources cancel: the sources never hold atoms of opposite signs at one position (the goal
-  model of `cain.search.exact`, at bus level), and no register is read before the program sets it;
+  model of `cain.search.exact.deepening`, at bus level), and no register is read before the program sets it;
 - every value is a whole goal at the filter's depth: a `bus2` (`bus3`) only halves (thirds) a sum whose
   counts are all even (multiples of three).
 
@@ -50,7 +50,6 @@ from __future__ import annotations
 
 import dataclasses
 import itertools
-import time
 from collections.abc import Sequence
 from dataclasses import dataclass
 
@@ -60,7 +59,8 @@ from cain.diagnostics import CainError
 from cain.model.filter import Filter
 from cain.model.isa import BUS_KINDS, DIRECTIONS, NEIGHBOUR_NEWS, NEWS, MicroOp, check_bus
 from cain.model.program import Program
-from cain.search.exact import SYMMETRIES
+from cain.search.budget import Budget, OutOfBudget, Stopped
+from cain.search.exact.symmetry import SYMMETRIES, Symmetry, image
 
 Value = int
 """An interned goal (an index into `ExactBusSearch.goal_of`); `UNSET` is a register holding no value."""
@@ -86,12 +86,8 @@ class ExactBusResult:
     optimal: bool
     """`ops` has `bound` micro-ops."""
     nodes: int
-    stopped: str
+    stopped: Stopped
     """`optimal`, `upper` (every length below the given upper bound refuted), `nodes` or `time`."""
-
-
-class _Budget(Exception):
-    pass
 
 
 class _Found(Exception):
@@ -99,8 +95,8 @@ class _Found(Exception):
         self.ops = ops
 
 
-def _key_of_atoms(items) -> tuple:
-    return tuple(sorted(items))
+Source = tuple[str | int, Value]
+"""What a micro-op reads: (the copy index of a register value, or a NEWS-family name; the value)."""
 
 
 class ExactBusSearch:
@@ -110,15 +106,14 @@ class ExactBusSearch:
         self,
         filt: Filter,
         names: Sequence[str] | None = None,
-        node_budget: int | None = None,
-        deadline: float | None = None,
+        budget: Budget | None = None,
         memo_limit: int = 1_000_000,
         symmetry: bool = True,
         last_step: bool = True,
     ):
         self.filt = filt
         self.names = tuple(names or filt.registers)
-        self.node_budget, self.deadline, self.memo_limit = node_budget, deadline, memo_limit
+        self.budget, self.memo_limit = budget or Budget(), memo_limit
         self.last_step = last_step
         """Find the last micro-op by covering the kernel, and prune what it could not read (False: the
         generic steps all the way, for tests)."""
@@ -186,11 +181,8 @@ class ExactBusSearch:
             )
         return got
 
-    def _image(self, s: tuple[int, int, int, int], v: Value) -> Value:
-        a, b, c, d = s
-        return self.intern(
-            _key_of_atoms((a * x + b * y, c * x + d * y, z, n) for x, y, z, n in self.goal_of[v])
-        )
+    def _image(self, s: Symmetry, v: Value) -> Value:
+        return self.intern(image(s, self.goal_of[v]))
 
     def counts(self, v: Value) -> dict:
         """The atoms of `v` as counts by position."""
@@ -318,22 +310,7 @@ class ExactBusSearch:
         R = self.R
         factor = 3**left
         todo = {g for s, g in self.outputs if vals[s] != g}
-        # sources: register values (a value held in m registers can be read up to m times) and NEWS reads
-        holders: dict[Value, list[int]] = {}
-        for i in range(R):
-            v = vals[i]
-            if v and self.goal_of[v]:
-                holders.setdefault(v, []).append(i)
-        items: list[
-            tuple[str | int, Value]
-        ] = []  # (copy index of a register value, or NEWS-family name; value)
-        for v, regs in holders.items():
-            for k in range(len(regs)):
-                items.append((k, v))
-        news = vals[R]
-        if news and self.goal_of[news]:
-            for name, (dx, dy) in READ_SHIFT.items():
-                items.append((name, self.shifted(news, dx, dy)))
+        holders, items = self._sources(vals)
         # destinations: output registers, a few registers of each class of interchangeable others, NEWS and
         # the neighbours' NEWS (the latter only for micro-ops reading none of them)
         regs_out = [(s, self.slot_name[s]) for s, _ in self.outputs]
@@ -394,7 +371,23 @@ class ExactBusSearch:
                         near = self.fits(new, factor * scale, left + 1 if left and not news_after else left)
                     if near:
                         stack.append(((*chosen, items[i]), new, i + 1, reads_news or isinstance(tag, str)))
-            self._check()
+            self.budget.check_time()
+
+    def _sources(self, vals: tuple[Value, ...]) -> tuple[dict[Value, list[int]], list[Source]]:
+        """What a micro-op may read from `vals`: the registers holding each value, and the sources as
+        (copy index of a register value, or NEWS-family name; value): a value held in m registers can be
+        read up to m times, and NEWS through every read of its family."""
+        holders: dict[Value, list[int]] = {}
+        for i in range(self.R):
+            v = vals[i]
+            if v and self.goal_of[v]:
+                holders.setdefault(v, []).append(i)
+        items: list[Source] = [(k, v) for v, regs in holders.items() for k in range(len(regs))]
+        news = vals[self.R]
+        if news and self.goal_of[news]:
+            for name, (dx, dy) in READ_SHIFT.items():
+                items.append((name, self.shifted(news, dx, dy)))
+        return holders, items
 
     def _place(self, vals, unread, classes_of, kind, chosen, holders, w: Value, left: int, cands):
         """Every choice of destinations among `cands` for result `w` of a `kind` micro-op reading `chosen`."""
@@ -455,9 +448,6 @@ class ExactBusSearch:
             yield (kind, dests, chosen), new_t, new_flags
 
     # -- the traversal --------------------------------------------------------------------------------
-    def _check(self) -> None:
-        if self.deadline is not None and time.perf_counter() > self.deadline:
-            raise _Budget("time")
 
     def _visit(self, vals, unread, r: int, path: list) -> None:
         if all(vals[s] == g for s, g in self.outputs):
@@ -472,9 +462,7 @@ class ExactBusSearch:
             ):  # fmt: skip
                 if len(memo) > self.memo_limit:
                     memo.clear()
-        if self.node_budget is not None and self.nodes > self.node_budget:
-            raise _Budget("nodes")
-        self._check()
+        self.budget.check(self.nodes - 1)  # the node past the budget is counted, not searched
         if r == 1 and self.last_step:
             last = self._last(vals, unread)
             if last is not None:
@@ -799,11 +787,11 @@ class ExactBusSearch:
                 verify_bus(found.ops, self.filt, images=1, size=24)
                 if len(found.ops) != k:
                     raise CainError(f"exact search: found {len(found.ops)} micro-ops at depth {k}") from None
-                return ExactBusResult(found.ops, proven, True, self.nodes, "optimal")
-            except _Budget as stop:
-                return ExactBusResult(None, proven, False, self.nodes, str(stop))
+                return ExactBusResult(found.ops, proven, True, self.nodes, Stopped.OPTIMAL)
+            except OutOfBudget as stop:
+                return ExactBusResult(None, proven, False, self.nodes, stop.reason)
             proven = k = k + 1
-        return ExactBusResult(None, proven, False, self.nodes, "upper")
+        return ExactBusResult(None, proven, False, self.nodes, Stopped.UPPER)
 
 
 def _path(distance: int, same_sign: bool) -> int:

@@ -22,7 +22,8 @@ from functools import lru_cache
 from cain.model.filter import Filter
 from cain.model.goal import Goal
 from cain.model.program import Program
-from cain.search.fallback import _Builder, _steps, _tour, candidates, registers_needed
+from cain.search.constructive.builder import Builder, single_moves, tour
+from cain.search.constructive.program import candidates, registers_needed
 
 try:
     from flint import fmpz_mat
@@ -203,18 +204,18 @@ def certificate(
     return None
 
 
-def _add_moved(b: _Builder, acc: int, value: int, poly: Poly, restore: bool) -> tuple[int, int]:
+def _add_moved(b: Builder, acc: int, value: int, poly: Poly, restore: bool) -> tuple[int, int]:
     """`acc` plus `value` moved to each position of `poly`, its count times (in place: `value` walks and,
     when `restore`, walks back); the new `acc` and `value`."""
     here = (0, 0)
-    for p in _tour(tuple(sorted(poly)), None, False):
-        for d in _steps(p[0] - here[0], p[1] - here[1]):
+    for p in tour(tuple(sorted(poly)), None, False):
+        for d in single_moves(p[0] - here[0], p[1] - here[1]):
             value = b.op("movx", (value,), (d,))
         here = p
         for _ in range(abs(poly[p])):
             acc = b.op("add" if poly[p] > 0 else "sub", (acc, value))
     if restore:
-        for d in _steps(-here[0], -here[1]):
+        for d in single_moves(-here[0], -here[1]):
             value = b.op("movx", (value,), (d,))
     return acc, value
 
@@ -253,7 +254,7 @@ def formed_over(
         if found is None:
             continue
         sign, m, g, F = found
-        b = _Builder(set_name, 1 + max(_values(sub)))
+        b = Builder(set_name, 1 + max(_values(sub)))
         done = dict(outputs)
         acc = inputs[channel]
         if sign < 0:  # a kernel's register and the input's swap, the input negated: k - a, k, -a
@@ -261,7 +262,7 @@ def formed_over(
             moved = b.op("sub", (done[j], acc))
             done[j] = b.op("add", (acc, moved))
             acc = b.op("sub", (moved, done[j]))
-        for d in _steps(*m):
+        for d in single_moves(*m):
             acc = b.op("movx", (acc,), (d,))
         for z, poly in F.items():
             acc, _ = _add_moved(b, acc, inputs[z], poly, restore=False)

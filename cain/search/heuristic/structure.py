@@ -16,8 +16,8 @@ from dataclasses import dataclass
 
 from cain.model.isa import MACROS
 from cain.model.program import Instr, Program
-from cain.search import atoms
-from cain.search.atoms import Atoms
+from cain.search.goals import atoms
+from cain.search.goals.atoms import Atoms
 
 Counts = dict[tuple[int, int, int], int]
 

@@ -9,7 +9,7 @@ from __future__ import annotations
 from cain.model.filter import Filter
 from cain.model.isa import MACROS
 from cain.model.program import Instr, Program
-from cain.search.space import Pair, Space
+from cain.search.goals.space import Pair, Space
 
 
 def direct_solution(space: Space, bag: tuple[int, ...]) -> list[Pair] | None:

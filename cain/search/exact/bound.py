@@ -29,7 +29,7 @@ from dataclasses import dataclass
 
 from cain.model.filter import Filter
 from cain.model.isa import Macro, instruction_set
-from cain.search.atoms import Atoms, from_goal, total
+from cain.search.goals.atoms import Atoms, from_goal, total
 
 
 @dataclass(frozen=True)

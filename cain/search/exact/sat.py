@@ -1,7 +1,7 @@
 """Shortest programs of every kind, cancelling ones included, found or refuted by CP-SAT (OR-Tools).
 
-The goal model (`cain.search.exact`) leaves out programs whose instructions cancel atoms; this encoding
-does not. A program of `n` macros is `n` SSA values, each one macro of the instruction set applied to
+The goal model (`cain.search.exact.deepening`) leaves out programs whose instructions cancel atoms; this
+encoding does not. A program of `n` macros is `n` SSA values, each one macro of the instruction set applied to
 earlier values (any operands, any offset its directions allow), with every kernel among them. Each value
 is an integer per position and channel: its weight times `2^n`, fine enough for any `n` halvings.
 
@@ -27,8 +27,8 @@ from dataclasses import dataclass
 from cain.model.filter import Filter
 from cain.model.isa import instruction_set
 from cain.model.program import Instr, Program
-from cain.search.exact import SYMMETRIES
-from cain.search.space import division_macro, form_of
+from cain.search.exact.symmetry import SYMMETRIES
+from cain.search.goals.space import division_macro, form_of
 
 Position = tuple[int, int, int]
 """(x, y, channel)"""

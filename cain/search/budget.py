@@ -1,0 +1,100 @@
+"""What a search may spend (`Budget`: seconds, nodes, resident memory) and why it ended (`Stopped`), shared
+by the heuristic, the exact searches and the engine."""
+
+from __future__ import annotations
+
+import os
+import resource
+from dataclasses import dataclass, field
+from enum import StrEnum
+from time import perf_counter
+
+
+class Stopped(StrEnum):
+    """Why a search ended; its value is the word users read (`search: ... within the budget (time)`)."""
+
+    TIME = "time"
+    NODES = "nodes"
+    MEMORY = "memory"
+    OPTIMAL = "optimal"
+    """Its best program meets a proven lower bound."""
+    EXHAUSTED = "exhausted"
+    """No candidates left (the exact search: every length below the plan refuted but for registers)."""
+    UPPER = "upper"
+    """The exact search over micro-ops: every length below the given upper bound refuted."""
+    IMPOSSIBLE = "impossible"
+    """Not run: no program of the goal model fits the registers (`cain.search.exact.full`)."""
+    ROUND = "round"
+    """One round of a restarting traversal ended (never the answer of a whole search)."""
+    ERROR = "error"
+    """A worker process failed (reported, then raised by the engine)."""
+
+
+class OutOfBudget(Exception):
+    """Raised inside a search when a budget ends; `reason` says which."""
+
+    def __init__(self, reason: Stopped):
+        super().__init__(reason)
+        self.reason = reason
+
+
+_PAGE = os.sysconf("SC_PAGE_SIZE") if hasattr(os, "sysconf") else 4096
+
+
+def resident_memory() -> int:
+    """This process's resident memory now, in bytes (its peak where /proc is not available)."""
+    try:
+        with open("/proc/self/statm") as f:
+            return int(f.read().split()[1]) * _PAGE
+    except (OSError, ValueError, IndexError):
+        return peak_memory()
+
+
+def peak_memory() -> int:
+    """This process's peak resident memory in bytes (its high-water mark; for a forked worker this
+    includes the pages it shares with the parent, so a sum over processes errs on the high side)."""
+    return resource.getrusage(resource.RUSAGE_SELF).ru_maxrss * 1024
+
+
+@dataclass
+class Budget:
+    """What one search may spend: `time` seconds from `start`, `nodes` nodes, `memory` bytes of resident
+    memory (None: no limit on that), and `grace`, how far past the deadline (a fraction of `time`, at least
+    a second) a search may still run to reach its next check point."""
+
+    time: float | None = None
+    nodes: int | None = None
+    memory: int | None = None
+    grace: float = 0.0
+    start: float = field(default_factory=perf_counter)
+
+    @property
+    def deadline(self) -> float | None:
+        return None if self.time is None else self.start + self.time
+
+    def out_of_nodes(self, nodes: int) -> bool:
+        """Whether `nodes` nodes searched already use up the node budget."""
+        return self.nodes is not None and nodes >= self.nodes
+
+    def late(self, now: float) -> bool:
+        """Whether the time budget is spent (never under a node budget alone: the work stays the same)."""
+        return self.time is not None and now >= self.start + self.time
+
+    def past_grace(self, now: float) -> bool:
+        """Whether the grace after the deadline is spent too."""
+        return self.time is not None and now >= self.start + self.time + max(1.0, self.grace * self.time)
+
+    def over_memory(self) -> bool:
+        """Whether this process's resident memory is past the limit."""
+        return self.memory is not None and resident_memory() > self.memory
+
+    def check_time(self) -> None:
+        """Raise `OutOfBudget` once the time budget is spent."""
+        if self.late(perf_counter()):
+            raise OutOfBudget(Stopped.TIME)
+
+    def check(self, nodes: int) -> None:
+        """Raise `OutOfBudget` once `nodes` use up the node budget or the time budget is spent."""
+        if self.out_of_nodes(nodes):
+            raise OutOfBudget(Stopped.NODES)
+        self.check_time()
