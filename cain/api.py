@@ -25,6 +25,7 @@ from xdsl.parser import Parser
 from xdsl.utils.exceptions import DiagnosticException, ParseError, PassFailedException, VerifyException
 
 from cain.backend.convert import program_from_kernel
+from cain.backend.digital import DigitalProgram, compile_digital, emit_digital
 from cain.backend.emit_c import emit_kernel, emit_module
 from cain.backend.sim import Noise, shift, simulate
 from cain.cli import register_dialects
@@ -51,6 +52,9 @@ XDSL_ERRORS = (ParseError, VerifyException, DiagnosticException, PassFailedExcep
 FRONTEND_OPTIONS = ("registers", "instruction_set", "max_depth", "max_error")
 """The options that shape the filter (the command line's overrides of a kernel file)."""
 
+DIGITAL_BUDGET = 2000
+"""Search nodes per plan of a digital filter without a node budget (`cain.backend.digital.plans`)."""
+
 LEVELS = ("goal", "scamp5", "allocated", "bus")
 """The IR levels a result keeps: goal IR, scamp5 on SSA values, on registers, as bus micro-ops."""
 
@@ -71,6 +75,8 @@ class Compiled:
     macros: int
     icws: int
     seconds: float = 0.0
+    digital: DigitalProgram | None = None
+    """The DREG program, for a filter on the digital plane (then `program` is its macro plan)."""
 
     @property
     def name(self) -> str:
@@ -90,6 +96,8 @@ class Compiled:
         """The program's outputs on `image` in the SCAMP-5 model (every macro as its bus micro-ops), one
         array per kernel: `[kernel, row, column]`. `image` is 2-D for one input channel, else
         `[channel, row, column]`; `noise` a `Noise` or the standard deviation of each bus transfer."""
+        if self.digital is not None:
+            return np.stack(self.digital.run(self._images(image).astype(np.int64), seed=seed))
         if isinstance(noise, int | float):
             noise = Noise(sigma=float(noise), seed=seed)
         outputs = simulate(self.program, self._images(image), noise=noise, seed=seed)
@@ -228,8 +236,18 @@ class SearchOptions:
 
 def compile_filter(filt: Filter, search: SearchOptions = SearchOptions()) -> Compiled:
     """Run `search`, `regalloc`, `emit` (and `expand-bus`, `verify` for the bus level) on the goal IR of
-    `filt`, keeping the IR after each pass."""
+    `filt`, keeping the IR after each pass; for the digital plane, the digital search, lowering and verification
+    (`cain.backend.digital`)."""
     start = clock.perf_counter()
+    if filt.encoding is not None:
+        digital = compile_digital(filt, filt.encoding, budget=search.budget or DIGITAL_BUDGET, seed=search.seed)
+        function = emit_digital(digital, [c for c, _ in filt.inputs])
+        assert digital.plan is not None
+        return Compiled(
+            filt, digital.plan, emit_module([]) + function + "\n", function,
+            {"dreg": "\n".join(map(str, digital.words))}, digital.macros, digital.icws,
+            clock.perf_counter() - start, digital,
+        )
     ctx = _context()
     module = ModuleOp([filter_to_op(filt)])
     ir = {"goal": str(module)}

@@ -13,6 +13,7 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 from functools import cache
 
+from cain.model.goal import Goal
 from cain.model.isa import SimulationError
 
 DREGS: tuple[str, ...] = tuple(f"R{i}" for i in range(13))
@@ -28,6 +29,38 @@ RESERVED: dict[str, str] = {
     **{flag: f"the {side} direction flag of DNEWS0" for side, flag in FLAGS.items()},
 }
 READ_ONLY: tuple[str, ...] = ("FLAG", "SELECT", "RECT")
+
+
+@dataclass(frozen=True)
+class Encoding:
+    """How a filter's values are held: the input width of each channel, a fixed width (or None: each value
+    as wide as its range), and the DREGs free for data."""
+
+    input_bits: tuple[int, ...]
+    bits: int | None = None
+    dregs: tuple[str, ...] = DATA_DREGS
+    input_dregs: tuple[tuple[str, ...], ...] | None = None
+    """The DREGs each input channel arrives in, bit 0 first (None: the first free data DREGs)."""
+
+    def width(self, goal: Goal) -> tuple[int, bool]:
+        """(bits, signed) of a value holding `goal` applied to the inputs: enough that it never overflows, or
+        the fixed width (then unsigned, modulo 2^bits)."""
+        if self.bits is not None:
+            return self.bits, False
+        low = high = 0
+        for (_, _, z), count in goal:
+            top = (1 << self.input_bits[z]) - 1
+            if count > 0:
+                high += count * top
+            else:
+                low += count * top
+        if low >= 0:
+            return high.bit_length(), False
+        width = 1
+        while not (-(1 << (width - 1)) <= low and high < 1 << (width - 1)):
+            width += 1
+        return width, True
+
 
 
 @dataclass(frozen=True)
@@ -143,9 +176,8 @@ def shortest_network(k: int, targets: tuple[int, ...], longest: int = 6) -> tupl
                     if f in (0, full) or f in signals or (left == missing and f not in targets):
                         continue
                     key = (size, combo, kind)
-                    if n - 1 not in combo or n == k:
-                        if key <= last:
-                            continue
+                    if (n - 1 not in combo or n == k) and key <= last:
+                        continue
                     signals.append(f)
                     gates.append((kind, combo))
                     if extend(left - 1, key):
