@@ -23,7 +23,6 @@ from cain.diagnostics import CainError, Location
 from cain.dialects.goal import filter_to_op
 from cain.frontend.options import (
     CHECKS,
-    digital_encoding,
     DEFAULT_INPUT,
     DEFAULT_INSTRUCTION_SET,
     DEFAULT_MAX_DEPTH,
@@ -31,6 +30,7 @@ from cain.frontend.options import (
     MAX_EXPONENT,
     OPTIONS,
     OVERRIDE_KEYS,
+    digital_encoding,
     n_entries,
 )
 from cain.model.approx import ApproximationError, approximate, format_fraction
