@@ -52,7 +52,7 @@ XDSL_ERRORS = (ParseError, VerifyException, DiagnosticException, PassFailedExcep
 FRONTEND_OPTIONS = ("registers", "instruction_set", "max_depth", "max_error")
 """The options that shape the filter (the command line's overrides of a kernel file)."""
 
-DIGITAL_BUDGET = 2000
+DIGITAL_BUDGET = 6000
 """Search nodes per plan of a digital filter without a node budget (`cain.backend.digital.plans`)."""
 
 LEVELS = ("goal", "scamp5", "allocated", "bus")

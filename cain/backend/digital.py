@@ -536,12 +536,23 @@ def integer_filter(filt: Filter) -> Filter:
 
 
 def plans(filt: Filter, budget: int, seed: int, fixed: bool) -> list[Program]:
-    """Plans of the shared reverse search for the integer kernels: with the digital plan macros (and exact
-    halving unless the width is fixed), and with the whole instruction set; each also rescheduled."""
+    """Plans of the shared reverse search for the integer kernels: one with the digital plan macros only (and
+    exact halving unless the width is fixed), all kernels at once; one with the whole instruction set and a
+    third of the budget, which always has a plan (the constructive fallback)."""
     integer = integer_filter(filt)
+    quick = {"exact_reach": 0, "cp_sat": False, "progress": False, "seed": seed}
+    configs = [
+        SearchConfig(
+            node_budget=budget,
+            macros=PLAN_MACROS + (() if fixed else ("div4",)),
+            kernel_by_kernel=0,
+            fallback=False,
+            **quick,
+        ),
+        SearchConfig(node_budget=max(1, budget // 3), **quick),
+    ]
     found = []
-    for macros in (PLAN_MACROS + (() if fixed else ("div4",)), None):
-        config = SearchConfig(node_budget=budget, seed=seed, macros=macros, progress=False, exact_reach=0, cp_sat=False)
+    for config in configs:
         result = search(integer, config)
         plan = result.plan or result.program
         if plan is not None:
@@ -549,7 +560,7 @@ def plans(filt: Filter, budget: int, seed: int, fixed: bool) -> list[Program]:
     return found
 
 
-def compile_digital(filt: Filter, encoding: Encoding, budget: int = 2000, seed: int = 0) -> DigitalProgram:
+def compile_digital(filt: Filter, encoding: Encoding, budget: int = 6000, seed: int = 0) -> DigitalProgram:
     """The shortest verified digital program (in ICWs) of the plans found for `filt`; a clear error when
     none fits the DREG file."""
     best: DigitalProgram | None = None
