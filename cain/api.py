@@ -240,13 +240,21 @@ def compile_filter(filt: Filter, search: SearchOptions = SearchOptions()) -> Com
     (`cain.backend.digital`)."""
     start = clock.perf_counter()
     if filt.encoding is not None:
-        digital = compile_digital(filt, filt.encoding, budget=search.budget or DIGITAL_BUDGET, seed=search.seed)
+        digital = compile_digital(
+            filt, filt.encoding, budget=search.budget or DIGITAL_BUDGET, seed=search.seed
+        )
         function = emit_digital(digital, [c for c, _ in filt.inputs])
         assert digital.plan is not None
         return Compiled(
-            filt, digital.plan, emit_module([]) + function + "\n", function,
-            {"dreg": "\n".join(map(str, digital.words))}, digital.macros, digital.icws,
-            clock.perf_counter() - start, digital,
+            filt,
+            digital.plan,
+            emit_module([]) + function + "\n",
+            function,
+            {"dreg": "\n".join(map(str, digital.words))},
+            digital.macros,
+            digital.icws,
+            clock.perf_counter() - start,
+            digital,
         )
     ctx = _context()
     module = ModuleOp([filter_to_op(filt)])

@@ -9,7 +9,16 @@ from cain.backend import digital
 from cain.backend.dreg_sim import from_planes, run_words, to_planes
 from cain.backend.sim import shift
 from cain.diagnostics import CainError
-from cain.model.dreg import FLAGS, NETWORKS, Encoding, Word, check_word, run_network, shortest_network, truth_table
+from cain.model.dreg import (
+    FLAGS,
+    NETWORKS,
+    Encoding,
+    Word,
+    check_word,
+    run_network,
+    shortest_network,
+    truth_table,
+)
 from cain.model.filter import Filter
 from cain.model.goal import Goal
 from cain.model.isa import DIRECTIONS, SimulationError
@@ -36,15 +45,29 @@ def test_dnews0_ors_several_flags_and_reads_0_beyond_the_edge():
 
 def test_logic_words_and_bit_planes():
     a, b = to_planes(np.array([[0, 1, 2, 3]]), ["R5", "R6"]).values()
-    state = run_words([Word("NOR", ("R7",), ("R5", "R6")), Word("OR", ("R8",), ("R5", "R6")),
-                       Word("NOT", ("R9",), ("R8",)), Word("SET", ("R10", "R11"))], {"R5": a, "R6": b})
+    state = run_words(
+        [
+            Word("NOR", ("R7",), ("R5", "R6")),
+            Word("OR", ("R8",), ("R5", "R6")),
+            Word("NOT", ("R9",), ("R8",)),
+            Word("SET", ("R10", "R11")),
+        ],
+        {"R5": a, "R6": b},
+    )
     assert state["R7"].tolist() == [[True, False, False, False]]
     assert (state["R9"] == state["R7"]).all() and state["R10"].all()
     assert from_planes(state, ["R5", "R6"], signed=True).tolist() == [[0, 1, -2, -1]]
 
 
-@pytest.mark.parametrize("word", [Word("NOR", ("R5",), ("R5", "R6")), Word("OR", ("R5",), ("R6",)),
-                                  Word("MOV", ("FLAG",), ("R5",)), Word("DNEWS0", ("R5",), ("R5",))])
+@pytest.mark.parametrize(
+    "word",
+    [
+        Word("NOR", ("R5",), ("R5", "R6")),
+        Word("OR", ("R5",), ("R6",)),
+        Word("MOV", ("FLAG",), ("R5",)),
+        Word("DNEWS0", ("R5",), ("R5",)),
+    ],
+)
 def test_illegal_words(word):
     with pytest.raises(SimulationError):
         check_word(word)
@@ -67,8 +90,12 @@ PLANS = {
     "addx": [Instr("movx", (1,), (0,), ("north",)), Instr("addx", (2,), (1, 0), ("west",))],
     "sub": [Instr("movx", (1,), (0,), ("south",)), Instr("sub", (2,), (1, 0))],
     "neg": [Instr("neg", (1,), (0,))],
-    "double and halve": [Instr("add", (1,), (0, 0)), Instr("movx", (2,), (1,), ("east",)),
-                         Instr("add", (3,), (2, 1)), Instr("div4", (4,), (3,))],
+    "double and halve": [
+        Instr("add", (1,), (0, 0)),
+        Instr("movx", (2,), (1,), ("east",)),
+        Instr("add", (3,), (2, 1)),
+        Instr("div4", (4,), (3,)),
+    ],
 }
 
 
@@ -86,15 +113,16 @@ def test_lowered_plans_are_exact(name, bits):
     images = digital.test_images(program.encoding, 1, size=9)
     for got, want in zip(program.run(images), program.expected(images), strict=True):
         m = program.margin
-        assert (got[..., m:9 - m, m:9 - m] == want[..., m:9 - m, m:9 - m]).all()
+        assert (got[..., m : 9 - m, m : 9 - m] == want[..., m : 9 - m, m : 9 - m]).all()
     signed = [s for _, _, s in program.outputs]
     assert signed == [bits is None and name in ("sub", "neg")]
 
 
 def test_verification_catches_a_wrong_word():
     plan = _plan(PLANS["sub"])
-    program = digital.digital_program(plan, Filter.of_goals("t", plan.output_goals([Goal.identity(1)]), 0),
-                                      Encoding((2,)))
+    program = digital.digital_program(
+        plan, Filter.of_goals("t", plan.output_goals([Goal.identity(1)]), 0), Encoding((2,))
+    )
     i = next(i for i, w in enumerate(program.words) if w.kind == "NOR")
     program.words[i] = Word("OR", program.words[i].dests, program.words[i].srcs)
     with pytest.raises(CainError, match="wrongly"):
@@ -113,7 +141,7 @@ def test_binary_neighbour_count_end_to_end():
     assert result.digital is not None and result.icws == len(result.digital.words)
     assert "scamp5_kernel_begin();" in result.c and " * input A: R" in result.c
     assert "(bit 0 first, unsigned)" in result.c
-    (_, regs, signed), = result.digital.outputs
+    ((_, regs, signed),) = result.digital.outputs
     assert len(regs) == 4 and not signed
     image = (np.random.default_rng(3).random((10, 10)) < 0.5).astype(np.int64)
     got = result.simulate(image)[0]
@@ -128,12 +156,15 @@ def test_too_wide_for_the_dreg_file_is_a_clear_error():
         cain.compile(text, budget=200)
 
 
-@pytest.mark.parametrize(("text", "message"), [
-    ("option bits = 2\noutput B = [1 1]", "add `option mode = digital`"),
-    ("option mode = digital\noption bits = 0\noutput B = [1 1]", "bits must be an integer from 1 to 32"),
-    ("option mode = digital\noption dregs = R1 R5\noutput B = [1 1]", "direction flags"),
-    ("option mode = quantum\noutput B = [1 1]", "unknown mode"),
-])
+@pytest.mark.parametrize(
+    ("text", "message"),
+    [
+        ("option bits = 2\noutput B = [1 1]", "add `option mode = digital`"),
+        ("option mode = digital\noption bits = 0\noutput B = [1 1]", "bits must be an integer from 1 to 32"),
+        ("option mode = digital\noption dregs = R1 R5\noutput B = [1 1]", "direction flags"),
+        ("option mode = quantum\noutput B = [1 1]", "unknown mode"),
+    ],
+)
 def test_option_errors(text, message):
     with pytest.raises(CainError, match=message):
         cain.compile(text, budget=10)

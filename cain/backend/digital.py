@@ -26,9 +26,9 @@ from cain.diagnostics import CainError
 from cain.model.dreg import (
     DREGS,
     FLAGS,
-    NETWORKS,
     Encoding,
     Word,
+    adapted_network,
     check_word,
     run_network,
     shortest_network,
@@ -191,18 +191,29 @@ class Lowering:
             if t not in results and full & ~t in results and isinstance(results[full & ~t], str):
                 results[t] = self.emit("NOT", [results[full & ~t]])[0]
         missing = tuple(sorted({t for t in targets if t not in results}))
-        if missing and k == 3 and (k, missing) not in NETWORKS:
-            return self.two_halves(literals, need_carry)
         if missing:
-            gates = shortest_network(k, missing)
-            if gates is None:
-                raise CainError(f"digital: no word network for the bit cell {missing} of {k} inputs")
-            signals: list[Bit] = list(variables)
-            for (kind, srcs), table_ in zip(gates, run_network(k, gates)[k:], strict=True):
-                regs = [signals[s] for s in srcs]
-                name = self.emit("NOT" if len(srcs) == 1 else kind, [str(r) for r in regs])[0]
+            if k == 3:
+                found = adapted_network(k, missing)
+                if found is None:
+                    return self.two_halves(literals, need_carry)
+                mask, gates = found
+            else:
+                mask, gates = 0, shortest_network(k, missing)
+                if gates is None:
+                    raise CainError(f"digital: no word network for the bit cell {missing} of {k} inputs")
+            signals: list[Bit] = [
+                self.emit("NOT", [v])[0] if mask >> i & 1 else v for i, v in enumerate(variables)
+            ]
+            tables = run_network(k, gates, mask)
+            for i in range(k):
+                results.setdefault(tables[i], signals[i])
+            for (kind, srcs), table_ in zip(gates, tables[k:], strict=True):
+                name = self.emit("NOT" if len(srcs) == 1 else kind, [str(signals[s]) for s in srcs])[0]
                 signals.append(name)
                 results.setdefault(table_, name)
+            for t in missing:
+                if t not in results:
+                    results[t] = self.emit("NOT", [str(results[full & ~t])])[0]
         return results[targets[0]], (results[targets[1]] if need_carry else 0)
 
     def two_halves(self, literals: list[tuple[Bit, bool]], need_carry: bool) -> tuple[Bit, Bit]:
@@ -260,7 +271,9 @@ def lower(plan: Program, filt: Filter, encoding: Encoding) -> tuple[Lowering, li
     inputs = []
     for z, (v, _) in enumerate(plan.inputs):
         goal = Goal.identity(1, z)
-        width = encoding.input_bits[z] if encoding.bits is None else min(encoding.input_bits[z], encoding.bits)
+        width = (
+            encoding.input_bits[z] if encoding.bits is None else min(encoding.input_bits[z], encoding.bits)
+        )
         value = Value(tuple(low.fresh() for _ in range(width)), False, goal)
         values[v] = value
         inputs.append(value)
@@ -369,6 +382,7 @@ def allocate(
     last = _last_uses(words, outputs)
     gaps = flag_gaps(words)
     flags = list(FLAGS.values())
+    order = list(dregs) + [r for r in inputs.values() if r not in dregs]
     where = dict(inputs)
     free = [r for r in dregs if r not in inputs.values()]
     for b, r in inputs.items():
@@ -384,7 +398,7 @@ def allocate(
                 dests.append(d)
                 continue
             end = last.get(d, i)
-            usable = [r for r in free if r not in srcs]
+            usable = sorted((r for r in free if r not in srcs), key=order.index)
             if not usable and end < len(words) and all(gaps[i : end + 1]):
                 usable = [r for r in flags if r not in held and r not in srcs]
             if not usable:
@@ -435,7 +449,10 @@ def digital_program(plan: Program, filt: Filter, encoding: Encoding) -> DigitalP
         filt.name,
         words,
         [(c, tuple(where[str(b)] for b in v.bits)) for (c, _), v in zip(filt.inputs, inputs, strict=True)],
-        [(k.name, tuple(where[str(b)] for b in v.bits), v.signed) for k, v in zip(filt.kernels, outputs, strict=True)],
+        [
+            (k.name, tuple(where[str(b)] for b in v.bits), v.signed)
+            for k, v in zip(filt.kernels, outputs, strict=True)
+        ],
         filt.final_goals(),
         encoding,
         filt.depth,
@@ -458,7 +475,9 @@ def test_images(encoding: Encoding, channels: int, size: int, seed: int = 0) -> 
     rng = np.random.default_rng(seed)
     out = []
     for z in range(channels):
-        width = encoding.input_bits[z] if encoding.bits is None else min(encoding.input_bits[z], encoding.bits)
+        width = (
+            encoding.input_bits[z] if encoding.bits is None else min(encoding.input_bits[z], encoding.bits)
+        )
         top = (1 << width) - 1
         images = rng.integers(0, top + 1, size=(4, size, size))
         images[0] = top
@@ -500,9 +519,12 @@ def schedule(plan: Program, encoding: Encoding) -> Program:
     left = list(plan.instrs)
     order = []
     while left:
+
         def gain(instr) -> int:
             freed = sum(
-                encoding.width(goals[o])[0] for o in set(instr.operands) if readers[o] == 1 and o not in outputs
+                encoding.width(goals[o])[0]
+                for o in set(instr.operands)
+                if readers[o] == 1 and o not in outputs
             )
             return freed - encoding.width(goals[instr.results[0]])[0] * len(instr.results)
 
@@ -606,7 +628,11 @@ def header_lines(program: DigitalProgram, channels: Sequence[str]) -> list[str]:
     lines += [
         "",
         f"each output = {scale}the exact integer sum of these weights times the input"
-        + (f" (wrapping modulo {1 << bits})" if bits is not None else " (no overflow: widths from the ranges)"),
+        + (
+            f" (wrapping modulo {1 << bits})"
+            if bits is not None
+            else " (no overflow: widths from the ranges)"
+        ),
     ]
     for goal, (k, _, _) in zip(program.goals, program.outputs, strict=True):
         lines.append(f"{k} =")
@@ -616,7 +642,9 @@ def header_lines(program: DigitalProgram, channels: Sequence[str]) -> list[str]:
                 lines.append(f"  {channels[z]}:")
             lines += ["    [ " + " ".join(str(c).rjust(width) for c in row) + " ]" for row in matrix]
     if program.margin:
-        lines.append(f"exact at least {program.margin} PE(s) from the array's edge (beyond it DNEWS0 reads 0)")
+        lines.append(
+            f"exact at least {program.margin} PE(s) from the array's edge (beyond it DNEWS0 reads 0)"
+        )
     lines.append("the kernel overwrites the DREGs it uses (the direction flags R1-R4 among them)")
     return lines
 

@@ -395,7 +395,9 @@ def _digital(members: dict[str, Member], inputs: tuple[str, ...], source: JsonSo
             raise source.error(f"'bits': {e}", pair_gen["bits"].node) from None
     mapping = pair_gen["regMapping"].node.members if "regMapping" in pair_gen else {}
     named = {k: [item.string for item in m.node.items] for k, m in mapping.items()}
-    scratch = [item.string for item in pair_gen["scratchRegs"].node.items] if "scratchRegs" in pair_gen else []
+    scratch = (
+        [item.string for item in pair_gen["scratchRegs"].node.items] if "scratchRegs" in pair_gen else []
+    )
     dregs = [r for regs in named.values() for r in regs] + scratch
     input_dregs = None
     if dregs and all(r in DREGS for r in dregs):
@@ -405,7 +407,9 @@ def _digital(members: dict[str, Member], inputs: tuple[str, ...], source: JsonSo
             raise source.error(f"'regMapping' / 'scratchRegs': {e}", pair_gen["regMapping"].node) from None
         missing = [r for r in inputs if r not in named]
         if missing:
-            raise source.error(f"'regMapping' has no DREGs for input register {missing[0]}", pair_gen["regMapping"].node)
+            raise source.error(
+                f"'regMapping' has no DREGs for input register {missing[0]}", pair_gen["regMapping"].node
+            )
         input_dregs = tuple(tuple(named[r]) for r in inputs)
     encoding = digital_encoding(options, len(inputs))
     assert encoding is not None

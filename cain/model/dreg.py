@@ -62,7 +62,6 @@ class Encoding:
         return width, True
 
 
-
 @dataclass(frozen=True)
 class WordKind:
     """One kernel instruction: how many destinations and sources it takes, and its SDK spelling."""
@@ -82,7 +81,9 @@ WORDS: dict[str, WordKind] = {
         WordKind("NOT", (1, 1), (1, 1), "d := not s"),
         WordKind("OR", (1, 1), (2, 4), "d := s0 or s1 [or s2 or s3]"),
         WordKind("NOR", (1, 1), (2, 4), "d := not (s0 or s1 [or s2 or s3])"),
-        WordKind("DNEWS0", (1, 1), (1, 1), "d := s of the neighbours flagged in R1-R4 (OR), 0 beyond the edge"),
+        WordKind(
+            "DNEWS0", (1, 1), (1, 1), "d := s of the neighbours flagged in R1-R4 (OR), 0 beyond the edge"
+        ),
     ]
 }
 
@@ -104,7 +105,10 @@ def check_word(word: Word, registers: Sequence[str] = DREGS) -> None:
     if word.kind not in WORDS:
         raise SimulationError(f"{word}: unknown instruction (choose from {', '.join(WORDS)})")
     kind = WORDS[word.kind]
-    for what, names, (least, most) in (("destination", word.dests, kind.dests), ("source", word.srcs, kind.srcs)):
+    for what, names, (least, most) in (
+        ("destination", word.dests, kind.dests),
+        ("source", word.srcs, kind.srcs),
+    ):
         if not least <= len(names) <= most:
             raise SimulationError(f"{word}: {word.kind} takes {least} to {most} {what}s, not {len(names)}")
     for name in word.dests:
@@ -131,10 +135,11 @@ def truth_table(k: int, function) -> int:
     return sum(1 << row for row in range(1 << k) if function(*((row >> v) & 1 for v in range(k))))
 
 
-def run_network(k: int, gates: Sequence[Gate]) -> list[int]:
-    """The truth table of every signal of a network (inputs first)."""
+def run_network(k: int, gates: Sequence[Gate], inverted: int = 0) -> list[int]:
+    """The truth table of every signal of a network (inputs first), input v complemented when bit v of
+    `inverted` is set."""
     full = (1 << (1 << k)) - 1
-    signals = [truth_table(k, lambda *bits, v=v: bits[v]) for v in range(k)]
+    signals = [truth_table(k, lambda *bits, v=v: bits[v] ^ (inverted >> v & 1)) for v in range(k)]
     for kind, srcs in gates:
         value = 0
         for s in srcs:
@@ -192,7 +197,34 @@ def shortest_network(k: int, targets: tuple[int, ...], longest: int = 6) -> tupl
     return None
 
 
-NETWORKS[(3, (150, 232))] = (
-    ("NOR", (0, 1)), ("NOR", (0, 3)), ("NOR", (1, 3)), ("NOR", (4, 5)), ("NOR", (2, 6)),
-    ("NOR", (6, 7)), ("NOR", (2, 7)), ("NOR", (7, 3)), ("NOR", (8, 9)),
-)  # the full adder (sum, carry) of a, b, c: Cain-Java's 9 NORs (reference/scamp5-digital.md section 5)
+_XOR3: tuple[Gate, ...] = (
+    ("NOR", (0, 1)),
+    ("NOR", (0, 3)),
+    ("NOR", (1, 3)),
+    ("NOR", (2, 4, 5)),
+    ("NOR", (2, 6)),
+    ("NOR", (4, 5, 6)),
+    ("OR", (7, 8)),
+)
+NETWORKS[(3, (150,))] = _XOR3
+"""a ^ b ^ c in 7 words: no network of 6 exists (`shortest_network` exhausted length 6)."""
+NETWORKS[(3, (150, 232))] = (*_XOR3, ("NOR", (3, 7)))
+"""The full adder (sum, carry) in 8 words: the carry is NOR(NOR(a, b), (a ^ b) and not c) (Cain-Java: 9 NORs)."""
+
+
+def adapted_network(k: int, targets: Sequence[int]) -> tuple[int, tuple[Gate, ...]] | None:
+    """The cheapest stored network computing every target or its complement once some inputs are
+    complemented: `(inverted inputs as a bit mask, gates)`, costing one NOT per inverted input and per
+    complemented target beside its words (None: no stored network of `k` inputs does)."""
+    full = (1 << (1 << k)) - 1
+    best: tuple[int, int, tuple[Gate, ...]] | None = None
+    for (n, _), gates in NETWORKS.items():
+        if n != k:
+            continue
+        for mask in range(1 << k):
+            signals = set(run_network(k, gates, mask))
+            if all(t in signals or full & ~t in signals for t in targets):
+                cost = mask.bit_count() + len(gates) + sum(t not in signals for t in targets)
+                if best is None or cost < best[0]:
+                    best = (cost, mask, gates)
+    return None if best is None else best[1:]
