@@ -25,7 +25,7 @@ from xdsl.parser import Parser
 from xdsl.utils.exceptions import DiagnosticException, ParseError, PassFailedException, VerifyException
 
 from cain.backend.convert import program_from_kernel
-from cain.backend.digital import DigitalProgram, compile_digital, emit_digital
+from cain.backend.digital import DigitalProgram, compile_digital, emit_digital, kernel_op
 from cain.backend.emit_c import emit_kernel, emit_module
 from cain.backend.sim import Noise, shift, simulate
 from cain.cli import register_dialects
@@ -250,7 +250,7 @@ def compile_filter(filt: Filter, search: SearchOptions = SearchOptions()) -> Com
             digital.plan,
             emit_module([]) + function + "\n",
             function,
-            {"dreg": "\n".join(map(str, digital.words))},
+            {"dreg": str(ModuleOp([kernel_op(digital)]))},
             digital.macros,
             digital.icws,
             clock.perf_counter() - start,

@@ -30,6 +30,7 @@ from xdsl.utils.exceptions import (
 from xdsl.xdsl_opt_main import xDSLOptMain
 
 from cain.diagnostics import CainError
+from cain.dialects.dreg import DregDialect
 from cain.dialects.goal import GoalDialect
 from cain.dialects.scamp5 import Scamp5Dialect
 from cain.dialects.tosa import TosaDialect
@@ -44,7 +45,7 @@ from cain.passes.regalloc import RegallocPass
 from cain.passes.search import SearchPass
 from cain.passes.verify import VerifyPass
 
-DIALECTS: tuple[Dialect, ...] = (GoalDialect, Scamp5Dialect)
+DIALECTS: tuple[Dialect, ...] = (GoalDialect, Scamp5Dialect, DregDialect)
 
 PASSES: tuple[type[ModulePass], ...] = (
     ConvertLinalgToGoalPass,

@@ -168,3 +168,23 @@ def test_too_wide_for_the_dreg_file_is_a_clear_error():
 def test_option_errors(text, message):
     with pytest.raises(CainError, match=message):
         cain.compile(text, budget=10)
+
+
+def test_the_dreg_dialect_prints_and_parses_back():
+    from xdsl.context import Context
+    from xdsl.dialects.builtin import ModuleOp
+    from xdsl.parser import Parser
+
+    from cain.cli import register_dialects
+
+    plan = _plan(PLANS["sub"])
+    program = digital.digital_program(plan, Filter.of_goals("t", plan.output_goals([Goal.identity(1)]), 0),
+                                      Encoding((2,)))
+    text = str(ModuleOp([digital.kernel_op(program)]))
+    module = Parser(register_dialects(Context()), text).parse_module()
+    module.verify()
+    (kernel,) = module.body.block.ops
+    assert str(module) == text and kernel.words() == program.words
+    bad = text.replace("dreg.NOR [", "dreg.NOR [\"R5\", ", 1)
+    with pytest.raises(Exception, match="takes 1 to 1 destinations|a destination is never also a source"):
+        Parser(register_dialects(Context()), bad).parse_module().verify()

@@ -23,6 +23,7 @@ import numpy as np
 from cain.backend.dreg_sim import from_planes, run_words, to_planes
 from cain.backend.sim import reach, shift
 from cain.diagnostics import CainError
+from cain.dialects.dreg import KernelOp
 from cain.model.dreg import (
     DREGS,
     FLAGS,
@@ -94,7 +95,7 @@ class DigitalProgram:
         unsigned integers); every other DREG starts with random bits."""
         rng = np.random.default_rng(seed)
         shape = np.shape(images)[1:]
-        planes = {r: rng.random(shape) < 0.5 for r in DREGS}
+        planes = {r: rng.random(shape) < 0.5 for r in (*DREGS, *self.encoding.dregs)}
         for (_, regs), image in zip(self.inputs, images, strict=True):
             planes.update(to_planes(image, regs))
         state = run_words(self.words, planes)
@@ -442,7 +443,7 @@ def digital_program(plan: Program, filt: Filter, encoding: Encoding) -> DigitalP
     words = drop_repeated_setups(words)
     for w in words:
         try:
-            check_word(w)
+            check_word(w, DREGS + tuple(r for r in encoding.dregs if r not in DREGS))
         except SimulationError as e:
             raise CainError(f"digital: an illegal word was built: {e}") from None
     return DigitalProgram(
@@ -603,6 +604,16 @@ def compile_digital(filt: Filter, encoding: Encoding, budget: int = 6000, seed: 
         raise failure or CainError(f"digital: the search found no plan for {filt.name}")
     verify_digital(best, seed)
     return best
+
+
+def kernel_op(program: DigitalProgram) -> KernelOp:
+    """The program as a `dreg.kernel` (the IR level of the digital plane)."""
+    return KernelOp(
+        program.name,
+        [f"{c}: {' '.join(regs)}" for c, regs in program.inputs],
+        [f"{k}: {' '.join(regs)} {'signed' if signed else 'unsigned'}" for k, regs, signed in program.outputs],
+        program.words,
+    )
 
 
 def _bits_line(regs: Sequence[str], encoding: str) -> str:
