@@ -27,10 +27,11 @@ from dataclasses import replace
 from pathlib import Path
 
 import numpy as np
+from cain.passes.digital import compile_digital
 
 import cain
 from benchmarks.common import ROOT, machine_info, markdown_table
-from cain.backend.digital import DigitalAllocationError, DigitalProgram, compile_digital
+from cain.backend.digital import DigitalAllocationError, DigitalProgram
 from cain.diagnostics import CainError
 from cain.frontend.java_json import parse_filter as parse_json
 from cain.frontend.kernel import parse_filter

@@ -25,7 +25,7 @@ from xdsl.parser import Parser
 from xdsl.utils.exceptions import DiagnosticException, ParseError, PassFailedException, VerifyException
 
 from cain.backend.convert import program_from_kernel
-from cain.backend.digital import DigitalProgram, compile_digital, emit_digital, kernel_op
+from cain.backend.digital import DigitalProgram, emit_digital, kernel_op
 from cain.backend.emit_c import emit_kernel, emit_module
 from cain.backend.sim import Noise, shift, simulate
 from cain.cli import register_dialects
@@ -40,6 +40,7 @@ from cain.model.filter import Filter
 from cain.model.goal import centred
 from cain.model.program import Program
 from cain.passes.convert_linalg_to_goal import ConvertLinalgToGoalPass
+from cain.passes.digital import compile_digital
 from cain.passes.emit import EmitPass, emitted_text
 from cain.passes.expand_bus import ExpandBusPass
 from cain.passes.regalloc import RegallocPass

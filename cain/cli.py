@@ -39,6 +39,7 @@ from cain.frontend.options import CHECKS, DEFAULT_INSTRUCTION_SET, DEFAULT_MAX_D
 from cain.model.isa import DEFAULT_REGISTERS, INSTRUCTION_SETS
 from cain.passes.bus_synth import BusSynthPass
 from cain.passes.convert_linalg_to_goal import ConvertLinalgToGoalPass
+from cain.passes.digital import DigitalPass
 from cain.passes.emit import EmitPass, emitted_text
 from cain.passes.expand_bus import ExpandBusPass
 from cain.passes.regalloc import RegallocPass
@@ -55,6 +56,7 @@ PASSES: tuple[type[ModulePass], ...] = (
     BusSynthPass,
     VerifyPass,
     EmitPass,
+    DigitalPass,
 )
 """Cain's passes, in pipeline order."""
 

@@ -39,7 +39,6 @@ from cain.model.filter import Filter
 from cain.model.goal import Goal
 from cain.model.isa import DIRECTIONS, MACROS, SimulationError
 from cain.model.program import Program
-from cain.search import SearchConfig, search
 
 Bit = str | int
 """A virtual DREG `%n`, or the constant 0 or 1."""
@@ -98,7 +97,7 @@ class DigitalProgram:
         planes = {r: rng.random(shape) < 0.5 for r in (*DREGS, *self.encoding.dregs)}
         for (_, regs), image in zip(self.inputs, images, strict=True):
             planes.update(to_planes(image, regs))
-        state = run_words(self.words, planes)
+        state = run_words(self.words, planes, tuple(planes))
         return [from_planes(state, list(regs), signed) for _, regs, signed in self.outputs]
 
     def expected(self, images: np.ndarray) -> list[np.ndarray]:
@@ -537,73 +536,6 @@ def schedule(plan: Program, encoding: Encoding) -> Program:
         for o in set(best.operands):
             readers[o] -= 1
     return Program(plan.name, plan.inputs, order, plan.outputs)
-
-
-# -- compiling ----------------------------------------------------------------------------------------
-
-PLAN_MACROS = ("res", "mov", "movx", "add", "sub", "neg")
-"""The macros the search is first asked to plan with: each is a move or one adder in digital."""
-
-
-def integer_filter(filt: Filter) -> Filter:
-    """The filter whose kernels are `filt`'s goals as integer weights (depth 0): a digital program computes
-    them exactly, so its outputs are 2^depth times the kernels as written."""
-    return Filter.of_goals(
-        filt.name,
-        filt.final_goals(),
-        0,
-        inputs=[r for _, r in filt.inputs],
-        outputs=[k.register for k in filt.kernels],
-        registers=filt.registers,
-    )
-
-
-def plans(filt: Filter, budget: int, seed: int, fixed: bool) -> list[Program]:
-    """Plans of the shared reverse search for the integer kernels: one with the digital plan macros only (and
-    exact halving unless the width is fixed), all kernels at once; one with the whole instruction set and a
-    third of the budget, which always has a plan (the constructive fallback)."""
-    integer = integer_filter(filt)
-    quick = {"exact_reach": 0, "cp_sat": False, "progress": False, "seed": seed}
-    configs = [
-        SearchConfig(
-            node_budget=budget,
-            macros=PLAN_MACROS + (() if fixed else ("div4",)),
-            kernel_by_kernel=0,
-            fallback=False,
-            **quick,
-        ),
-        SearchConfig(node_budget=max(1, budget // 3), **quick),
-    ]
-    found = []
-    for config in configs:
-        result = search(integer, config)
-        plan = result.plan or result.program
-        if plan is not None:
-            found.append(plan)
-    return found
-
-
-def compile_digital(filt: Filter, encoding: Encoding, budget: int = 6000, seed: int = 0) -> DigitalProgram:
-    """The shortest verified digital program (in ICWs) of the plans found for `filt`; a clear error when
-    none fits the DREG file."""
-    best: DigitalProgram | None = None
-    failure: CainError | None = None
-    for plan in plans(filt, budget, seed, encoding.bits is not None):
-        for ordered in (plan, schedule(plan, encoding)):
-            try:
-                program = digital_program(ordered, filt, encoding)
-            except DigitalAllocationError as e:
-                failure = failure or e
-                continue
-            except CainError as e:
-                failure = e
-                continue
-            if best is None or program.icws < best.icws:
-                best = program
-    if best is None:
-        raise failure or CainError(f"digital: the search found no plan for {filt.name}")
-    verify_digital(best, seed)
-    return best
 
 
 def kernel_op(program: DigitalProgram) -> KernelOp:

@@ -7,11 +7,11 @@ simulator's (`cain.backend.sim.shift`): row 0 is north, the east neighbour is th
 
 from __future__ import annotations
 
-from collections.abc import Iterable, Mapping
+from collections.abc import Iterable, Mapping, Sequence
 
 import numpy as np
 
-from cain.model.dreg import FLAGS, Word, check_word
+from cain.model.dreg import DREGS, FLAGS, Word, check_word
 from cain.model.isa import SimulationError
 
 NEIGHBOUR: dict[str, tuple[int, int]] = {"north": (-1, 0), "south": (1, 0), "east": (0, 1), "west": (0, -1)}
@@ -29,9 +29,11 @@ def _from_neighbour(plane: np.ndarray, side: str) -> np.ndarray:
     return out
 
 
-def run_words(words: Iterable[Word], planes: Mapping[str, np.ndarray]) -> dict[str, np.ndarray]:
-    """Execute `words` on DREG planes (`{register: bool array}`); a register read before it is written raises
-    SimulationError."""
+def run_words(
+    words: Iterable[Word], planes: Mapping[str, np.ndarray], registers: Sequence[str] = DREGS
+) -> dict[str, np.ndarray]:
+    """Execute `words` on DREG planes (`{register: bool array}`) of the register file `registers`; a register
+    read before it is written raises SimulationError."""
     state = dict(planes)
     shape = next(iter(state.values())).shape if state else None
 
@@ -41,7 +43,7 @@ def run_words(words: Iterable[Word], planes: Mapping[str, np.ndarray]) -> dict[s
         return state[name]
 
     for word in words:
-        check_word(word)
+        check_word(word, registers)
         if word.kind in ("SET", "CLR"):
             if shape is None:
                 raise SimulationError(f"{word}: the array's shape is unknown (no register holds a value)")
