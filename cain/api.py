@@ -97,12 +97,32 @@ class Compiled:
         """The program's outputs on `image` in the SCAMP-5 model (every macro as its bus micro-ops), one
         array per kernel: `[kernel, row, column]`. `image` is 2-D for one input channel, else
         `[channel, row, column]`; `noise` a `Noise` or the standard deviation of each bus transfer."""
-        if self.digital is not None:
-            return np.stack(self.digital.run(self._images(image).astype(np.int64), seed=seed))
+        if self.digital is not None:  # exact integers, in the kernel's units (the program computes 2^depth x)
+            images = self._images(image)
+            widths = self.digital.encoding.input_bits
+            if (images != np.round(images)).any() or any(
+                images[z].min() < 0 or images[z].max() >= 1 << w for z, w in enumerate(widths)
+            ):
+                raise CainError(
+                    f"{self.name}: the digital program takes unsigned integer images of "
+                    f"{'/'.join(map(str, widths))} bit(s) (see Compiled.quantized)"
+                )
+            return np.stack(self.digital.run(images.astype(np.int64), seed=seed)) / 2**self.depth
         if isinstance(noise, int | float):
             noise = Noise(sigma=float(noise), seed=seed)
         outputs = simulate(self.program, self._images(image), noise=noise, seed=seed)
         return np.stack(outputs)
+
+    def quantized(self, image: Any) -> np.ndarray:
+        """`image` (`[channel, row, column]` or 2-D) stretched over each channel's digital input width and rounded:
+        what a digital program reads (unchanged on the analogue plane)."""
+        images = self._images(image)
+        if self.digital is None:
+            return images
+        top = np.array([(1 << w) - 1 for w in self.digital.encoding.input_bits], dtype=np.float64)[:, None, None]
+        low = images.min(axis=(-2, -1), keepdims=True)
+        span = np.maximum(images.max(axis=(-2, -1), keepdims=True) - low, 1e-12)
+        return np.round((images - low) / span * top)
 
     def exact(self, image: Any) -> np.ndarray:
         """The direct convolution of `image` with the weights as written (before approximation),
