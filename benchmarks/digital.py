@@ -157,6 +157,13 @@ def fuzz(args: argparse.Namespace) -> int:
             icws.append(result.icws)
         except DigitalAllocationError:
             outcome = "no fit"
+            filt = cain.read_filters(text)[0]
+            assert filt.encoding is not None
+            try:
+                wide = compile_digital(filt, replace(filt.encoding, dregs=HYPOTHETICAL), args.budget, args.seed)
+                outcome = "no fit" if recheck(wide, i) else "wrong"
+            except CainError as e:
+                outcome, text = "error", text + f"// hypothetical DREG file: {e}\n"
         except CainError as e:
             outcome, text = "error", text + f"// {e}\n"
         except Exception:  # noqa: BLE001 (a crash is an outcome to count and keep)

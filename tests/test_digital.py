@@ -1,15 +1,21 @@
 """The digital plane: the DREG simulator against the SDK's semantics, the bit cells' networks, lowering,
 allocation and verification of plans, and the mode end to end from kernel text."""
 
+from dataclasses import replace
+from pathlib import Path
+
 import numpy as np
 import pytest
+from cain.passes.digital import compile_digital
 
 import cain
 from cain.backend import digital
 from cain.backend.dreg_sim import from_planes, run_words, to_planes
 from cain.backend.sim import shift
 from cain.diagnostics import CainError
+from cain.frontend.java_json import parse_filter as parse_json
 from cain.model.dreg import (
+    DATA_DREGS,
     FLAGS,
     NETWORKS,
     Encoding,
@@ -188,3 +194,33 @@ def test_the_dreg_dialect_prints_and_parses_back():
     bad = text.replace("dreg.NOR [", "dreg.NOR [\"R5\", ", 1)
     with pytest.raises(Exception, match="takes 1 to 1 destinations|a destination is never also a source"):
         Parser(register_dialects(Context()), bad).parse_module().verify()
+
+
+JAVA_BOX = Path(__file__).parent.parent / "examples" / "json" / "digitalBox.json"
+
+
+def test_java_digital_config_is_read_as_the_old_tool_means_it():
+    filt = parse_json(JAVA_BOX.read_text(), "digitalBox.json")
+    assert filt.encoding == Encoding((2,), bits=2)  # placeholders DA1.. leave the DREGs to Cain
+    text = JAVA_BOX.read_text().replace('"DA1","DA2"', '"R9","R10"').replace('["DA1", "DA2"]', '["R9", "R10"]')
+    text = text.replace('["DB1", "DB2"]', '["R5", "R6"]').replace('["DC1", "DC2"]', '["R7", "R8"]')
+    text = text.replace('["DD1", "DD2"]', '["R11", "R0"]').replace('["S1", "S2", "S3", "S4"]', "[]")
+    pinned = parse_json(text, "pinned.json").encoding
+    assert pinned.input_dregs == (("R9", "R10"),) and set(pinned.dregs) == {"R0", *DATA_DREGS}
+
+
+@pytest.mark.slow
+def test_java_digital_box_within_90_icws_on_the_device():
+    """Cain-Java's FileRunTest.testDigitalBox (its test accepts 140): at the default budget, within R5-R11
+    and the direction flags."""
+    filt = parse_json(JAVA_BOX.read_text(), "digitalBox.json")
+    program = compile_digital(filt, replace(filt.encoding, dregs=DATA_DREGS[:7]))
+    assert program.icws <= 90
+    assert set(program.dregs) <= {*FLAGS.values(), *DATA_DREGS[:7]}
+
+
+def test_simulate_takes_integer_images_of_the_input_width():
+    result = cain.compile(NEIGHBOURS, budget=100)
+    with pytest.raises(CainError, match="unsigned integer images of 1 bit"):
+        result.simulate(np.full((6, 6), 2))
+    assert set(np.unique(result.quantized(np.arange(36.0).reshape(6, 6)))) == {0, 1}
