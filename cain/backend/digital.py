@@ -87,7 +87,7 @@ class DigitalProgram:
         """Every DREG the kernel reads or writes, inputs included, in register order."""
         used = {r for w in self.words for r in w.dests + w.srcs}
         used |= {r for _, regs in self.inputs for r in regs}
-        return [r for r in DREGS if r in used]
+        return sorted(used, key=lambda r: (r not in DREGS, int(r[1:]) if r[1:].isdigit() else 0, r))
 
     def run(self, images: np.ndarray, seed: int = 0) -> list[np.ndarray]:
         """The outputs, as integers, of running the words on `images` (`[channel, ..., row, column]`
@@ -508,7 +508,8 @@ def verify_digital(program: DigitalProgram, seed: int = 0) -> None:
 
 def schedule(plan: Program, encoding: Encoding) -> Program:
     """The plan's instructions reordered to keep fewer bits live: among the instructions whose operands are
-    ready, first the one that frees the most bits for the fewest it defines (ties in plan order)."""
+    ready, first the one that frees the most bits for the fewest it defines, then one that moves the way
+    the last move did (sharing its direction set-up), then in plan order."""
     goals = plan.evaluate([Goal.identity(1, z) for z in range(len(plan.inputs))])
     readers: dict[int, int] = {}
     for instr in plan.instrs:
@@ -518,6 +519,7 @@ def schedule(plan: Program, encoding: Encoding) -> Program:
     ready = {v for v, _ in plan.inputs}
     left = list(plan.instrs)
     order = []
+    side = None
     while left:
 
         def gain(instr) -> int:
@@ -529,7 +531,8 @@ def schedule(plan: Program, encoding: Encoding) -> Program:
             return freed - encoding.width(goals[instr.results[0]])[0] * len(instr.results)
 
         candidates = [i for i in left if all(o in ready for o in i.operands)]
-        best = max(candidates, key=gain)
+        best = max(candidates, key=lambda i: (gain(i), bool(i.directions) and i.directions[0] == side))
+        side = best.directions[-1] if best.directions else side
         left.remove(best)
         order.append(best)
         ready.update(best.results)
