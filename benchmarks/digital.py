@@ -83,9 +83,7 @@ def recheck(program: DigitalProgram, seed: int) -> bool:
     """The program's outputs equal the integer correlation on fresh random images, away from the edge."""
     rng = np.random.default_rng(seed + 101)
     size = 10 + 2 * program.margin
-    widths = program.encoding.input_bits
-    if program.encoding.bits is not None:
-        widths = tuple(min(w, program.encoding.bits) for w in widths)
+    widths = [program.encoding.input_width(z) for z in range(len(program.inputs))]
     images = np.stack([rng.integers(0, 1 << w, size=(3, size, size)) for w in widths])
     m = program.margin
     for got, goal in zip(program.run(images, seed=seed + 7), program.goals, strict=True):

@@ -15,7 +15,7 @@ from __future__ import annotations
 
 import re
 from collections.abc import Sequence
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 from fractions import Fraction
 
 import numpy as np
@@ -170,7 +170,7 @@ class Lowering:
     def cell(self, literals: list[tuple[Bit, bool]], need_carry: bool) -> tuple[Bit, Bit]:
         """The sum and carry bits of three literals (bit, inverted): a constant, an existing bit, one NOT,
         or the shortest network of `cain.model.dreg`."""
-        variables = sorted({b for b, _ in literals if isinstance(b, str)}, key=literals_order(literals))
+        variables = list(dict.fromkeys(b for b, _ in literals if isinstance(b, str)))
         k = len(variables)
 
         def value(row: int, bit: Bit, inverted: bool) -> int:
@@ -247,7 +247,9 @@ class Lowering:
             total = self.moved(total, directions)
         if m.scale == Fraction(1, 2):
             goal = total.goal.halved()
-            if goal is None or self.encoding.bits is not None:
+            if self.encoding.bits is not None:
+                raise CainError(f"digital: {name} halves, which is not exact at a fixed width")
+            if goal is None:
                 raise CainError(f"digital: {name} halves a value that is not exactly even")
             total = self.fit(total.bits[1:], total.signed, goal)
         return total
@@ -258,11 +260,6 @@ class Lowering:
         return value
 
 
-def literals_order(literals):
-    order = [b for b, _ in literals]
-    return order.index
-
-
 def lower(plan: Program, filt: Filter, encoding: Encoding) -> tuple[Lowering, list[Value], list[Value]]:
     """The words of `plan` on virtual bits: the input values, and the output values (each bit a distinct
     virtual DREG)."""
@@ -271,10 +268,7 @@ def lower(plan: Program, filt: Filter, encoding: Encoding) -> tuple[Lowering, li
     inputs = []
     for z, (v, _) in enumerate(plan.inputs):
         goal = Goal.identity(1, z)
-        width = (
-            encoding.input_bits[z] if encoding.bits is None else min(encoding.input_bits[z], encoding.bits)
-        )
-        value = Value(tuple(low.fresh() for _ in range(width)), False, goal)
+        value = Value(tuple(low.fresh() for _ in range(encoding.input_width(z))), False, goal)
         values[v] = value
         inputs.append(value)
     for instr in plan.instrs:
@@ -460,13 +454,6 @@ def digital_program(plan: Program, filt: Filter, encoding: Encoding) -> DigitalP
         plan,
         reach(plan),
     )
-
-
-@dataclass
-class DigitalReport:
-    images: int
-    pixels: int
-    outputs: list[str] = field(default_factory=list)
 
 
 def test_images(encoding: Encoding, channels: int, size: int, seed: int = 0) -> np.ndarray:

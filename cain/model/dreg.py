@@ -42,6 +42,11 @@ class Encoding:
     input_dregs: tuple[tuple[str, ...], ...] | None = None
     """The DREGs each input channel arrives in, bit 0 first (None: the first free data DREGs)."""
 
+    def input_width(self, channel: int) -> int:
+        """The bits input `channel` arrives in (at most the fixed width)."""
+        width = self.input_bits[channel]
+        return width if self.bits is None else min(width, self.bits)
+
     def width(self, goal: Goal) -> tuple[int, bool]:
         """(bits, signed) of a value holding `goal` applied to the inputs: enough that it never overflows, or
         the fixed width (then unsigned, modulo 2^bits)."""
