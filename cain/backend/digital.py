@@ -462,10 +462,7 @@ def test_images(encoding: Encoding, channels: int, size: int, seed: int = 0) -> 
     rng = np.random.default_rng(seed)
     out = []
     for z in range(channels):
-        width = (
-            encoding.input_bits[z] if encoding.bits is None else min(encoding.input_bits[z], encoding.bits)
-        )
-        top = (1 << width) - 1
+        top = (1 << encoding.input_width(z)) - 1
         images = rng.integers(0, top + 1, size=(4, size, size))
         images[0] = top
         images[1] = top * ((np.indices((size, size)).sum(axis=0) + z) % 2)
