@@ -142,13 +142,9 @@ KERNEL: dict[str, _Key] = {
     "scale": _Key("number", "the weights are multiplied by scale"),
 }
 
-PAIR_GENERATORS = (
-    "Scamp5",
-    "Scamp5AnalogueAtomGoal",
-    "Scamp5AnalogueArrayGoal",
-    "Scamp5DigitalAtomGoal",
-    "Scamp5DigitalArrayGoal",
-)
+PAIR_GENERATORS = ("Scamp5", "Scamp5AnalogueAtomGoal", "Scamp5AnalogueArrayGoal")
+DIGITAL_PAIR_GENERATORS = ("Scamp5DigitalAtomGoal", "Scamp5DigitalArrayGoal")
+"""`pairGen.name`s of the old tool's digital mode (`"mode": "digital"`)."""
 """`pairGen.name`s of the old tool that target SCAMP-5's analogue registers, which Cain compiles for."""
 
 
@@ -192,14 +188,17 @@ def _registers(node: Node, what: str, source: JsonSource) -> tuple[str, ...]:
     return tuple(seen)
 
 
-def _instruction_set(pair_gen: Member, source: JsonSource) -> tuple[str | None, Node | None]:
+def _instruction_set(pair_gen: Member, source: JsonSource, digital: bool) -> tuple[str | None, Node | None]:
     """`ops` from `pairGen` (old layout) or its `configGetter`/`strategy` object (newer layouts)."""
     members = _members(pair_gen.node, PAIR_GEN, "'pairGen'", source)
     name = members.get("name")
-    if name is not None and name.node.value not in PAIR_GENERATORS:
+    known = DIGITAL_PAIR_GENERATORS if digital else PAIR_GENERATORS
+    if name is not None and name.node.value not in known:
+        plane = 'the digital plane ("mode": "digital")' if digital else "SCAMP-5's analogue registers"
         raise source.error(
-            f"pairGen {describe(name.node)} is not supported: Cain compiles for SCAMP-5's analogue and digital planes "
-            f"(use one of {', '.join(map(json.dumps, PAIR_GENERATORS))})",
+            f"pairGen {describe(name.node)} is not supported: Cain compiles for {plane} with "
+            f'{", ".join(map(json.dumps, known))} (the other plane takes "mode": '
+            f'"{"analogue" if digital else "digital"}")',
             name.node,
         )
     ops = members.get("ops")
@@ -285,7 +284,8 @@ def parse_filter(text: str, filename: str, overrides: Mapping[str, object] | Non
         key = "maxApproximationError" if error_at is not None else "maxApproximationDepth"
         raise source.error(f"'{key}': {e}", members[key].node) from None
     if "pairGen" in members:
-        ops, ops_node = _instruction_set(members["pairGen"], source)
+        digital = "mode" in members and members["mode"].node.value == "digital"
+        ops, ops_node = _instruction_set(members["pairGen"], source, digital)
         if ops is not None:
             try:
                 instructions = check_instruction_set(ops)
