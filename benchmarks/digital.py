@@ -25,6 +25,7 @@ import traceback
 from collections import Counter
 from dataclasses import replace
 from pathlib import Path
+from typing import Any
 
 import numpy as np
 from cain.passes.digital import compile_digital
@@ -104,19 +105,19 @@ def table(args: argparse.Namespace) -> int:
     for name, filt in sources.items():
         assert filt.encoding is not None
         start = time.perf_counter()
-        record: dict[str, object] = {"filter": name}
+        record: dict[str, Any] = {"filter": name}
         try:
             program = compile_digital(filt, filt.encoding, budget=args.budget, seed=args.seed)
             record.update(fits=True, icws=program.icws, dregs=len(program.dregs), registers=program.dregs)
         except DigitalAllocationError as e:
-            record.update(fits=False, needs=e.message)
+            record.update(fits=False, needs=e.needed)
             program = compile_digital(filt, replace(filt.encoding, dregs=HYPOTHETICAL), args.budget, args.seed)
             record.update(icws=program.icws, dregs=len(program.dregs))
         record["seconds"] = round(time.perf_counter() - start, 2)
         record["verified"] = recheck(program, args.seed)
         record["outputs"] = [f"{k}: {' '.join(r)}" for k, r, _ in program.outputs]
         records.append(record)
-        fits = "yes" if record["fits"] else "no (hypothetical file)"
+        fits = "yes" if record["fits"] else f"no: {record['needs']} live at once (hypothetical file)"
         rows.append([name, record["icws"], record["dregs"], fits, record["seconds"],
                      "yes" if record["verified"] else "NO"])
         print(rows[-1], file=sys.stderr)

@@ -299,6 +299,10 @@ def lower(plan: Program, filt: Filter, encoding: Encoding) -> tuple[Lowering, li
 class DigitalAllocationError(CainError):
     """The plan needs more DREGs than the PE has for data."""
 
+    def __init__(self, message: str, needed: int):
+        super().__init__(message)
+        self.needed = needed
+
 
 def live_peak(words: Sequence[Word], inputs: Sequence[str], outputs: Sequence[str]) -> int:
     """The most virtual bits live at once (inputs until their last read, outputs until the end)."""
@@ -400,7 +404,8 @@ def allocate(
                 raise DigitalAllocationError(
                     f"digital: the plan needs {peak} DREGs at once, and the PE has {len(dregs)} for data "
                     f"({' '.join(dregs)}) and the direction flags between moves; use fewer bits, a narrower "
-                    "input, or more data DREGs"
+                    "input, or more data DREGs",
+                    peak,
                 )
             choice = usable[0]
             if choice in flags:
