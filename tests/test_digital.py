@@ -224,3 +224,15 @@ def test_simulate_takes_integer_images_of_the_input_width():
     with pytest.raises(CainError, match="unsigned integer images of 1 bit"):
         result.simulate(np.full((6, 6), 2))
     assert set(np.unique(result.quantized(np.arange(36.0).reshape(6, 6)))) == {0, 1}
+
+
+def test_digital_benchmark_fuzz_runs_and_counts(tmp_path):
+    from benchmarks import digital as bench
+
+    goal = Goal.from_matrices([[[0, 1, 0], [2, 0, -1], [0, 0, 3]]])
+    images = np.random.default_rng(5).integers(0, 4, size=(1, 2, 7, 7))
+    want = sum(c * shift(images[z], (x, y)) for (x, y, z), c in goal)
+    assert (bench.correlation(images, goal) == want).all()
+    assert bench.main(["fuzz", "--samples", "2", "--budget", "20", "--out", str(tmp_path)]) == 0
+    summary = (tmp_path / "fuzz" / "summary.md").read_text()
+    assert "| crash   | 0       |" in summary and "| wrong   | 0       |" in summary
