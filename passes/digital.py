@@ -73,25 +73,28 @@ def plans(filt: Filter, budget: int, seed: int, fixed: bool) -> list[Program]:
     return found
 
 
-def compile_digital(filt: Filter, encoding: Encoding, budget: int = DEFAULT_BUDGET, seed: int = 0) -> DigitalProgram:
+def compile_digital(
+    filt: Filter, encoding: Encoding, budget: int = DEFAULT_BUDGET, seed: int = 0
+) -> DigitalProgram:
     """The shortest verified digital program (in ICWs) of the plans found for `filt`; a clear error when
     none fits the DREG file."""
     best: DigitalProgram | None = None
-    failure: CainError | None = None
+    failures: list[CainError] = []
     for plan in plans(filt, budget, seed, encoding.bits is not None):
         for ordered in (plan, schedule(plan, encoding)):
             try:
                 program = digital_program(ordered, filt, encoding)
-            except DigitalAllocationError as e:
-                failure = failure or e
-                continue
             except CainError as e:
-                failure = e
+                failures.append(e)
                 continue
             if best is None or program.icws < best.icws:
                 best = program
     if best is None:
-        raise failure or CainError(f"digital: the search found no plan for {filt.name}")
+        # the fewest DREGs any plan needed says most about the filter; other errors only without such a plan
+        short = [e for e in failures if isinstance(e, DigitalAllocationError)]
+        if short:
+            raise min(short, key=lambda e: e.needed)
+        raise failures[0] if failures else CainError(f"digital: the search found no plan for {filt.name}")
     verify_digital(best, seed)
     return best
 
