@@ -40,7 +40,7 @@ from cain.model.filter import Filter
 from cain.model.goal import centred
 from cain.model.program import Program
 from cain.passes.convert_linalg_to_goal import ConvertLinalgToGoalPass
-from cain.passes.digital import compile_digital
+from cain.passes.digital import DEFAULT_BUDGET, compile_digital
 from cain.passes.emit import EmitPass, emitted_text
 from cain.passes.expand_bus import ExpandBusPass
 from cain.passes.regalloc import RegallocPass
@@ -52,9 +52,6 @@ XDSL_ERRORS = (ParseError, VerifyException, DiagnosticException, PassFailedExcep
 
 FRONTEND_OPTIONS = ("registers", "instruction_set", "max_depth", "max_error")
 """The options that shape the filter (the command line's overrides of a kernel file)."""
-
-DIGITAL_BUDGET = 6000
-"""Search nodes per plan of a digital filter without a node budget (`cain.backend.digital.plans`)."""
 
 LEVELS = ("goal", "scamp5", "allocated", "bus")
 """The IR levels a result keeps: goal IR, scamp5 on SSA values, on registers, as bus micro-ops."""
@@ -99,7 +96,7 @@ class Compiled:
         `[channel, row, column]`; `noise` a `Noise` or the standard deviation of each bus transfer."""
         if self.digital is not None:  # exact integers, in the kernel's units (the program computes 2^depth x)
             images = self._images(image)
-            widths = self.digital.encoding.input_bits
+            widths = [self.digital.encoding.input_width(z) for z in range(len(self.digital.inputs))]
             if (images != np.round(images)).any() or any(
                 images[z].min() < 0 or images[z].max() >= 1 << w for z, w in enumerate(widths)
             ):
@@ -119,7 +116,8 @@ class Compiled:
         images = self._images(image)
         if self.digital is None:
             return images
-        top = np.array([(1 << w) - 1 for w in self.digital.encoding.input_bits], dtype=np.float64)[:, None, None]
+        widths = [self.digital.encoding.input_width(z) for z in range(len(self.digital.inputs))]
+        top = np.array([(1 << w) - 1 for w in widths], dtype=np.float64)[:, None, None]
         low = images.min(axis=(-2, -1), keepdims=True)
         span = np.maximum(images.max(axis=(-2, -1), keepdims=True) - low, 1e-12)
         return np.round((images - low) / span * top)
@@ -262,7 +260,7 @@ def compile_filter(filt: Filter, search: SearchOptions = SearchOptions()) -> Com
     start = clock.perf_counter()
     if filt.encoding is not None:
         digital = compile_digital(
-            filt, filt.encoding, budget=search.budget or DIGITAL_BUDGET, seed=search.seed
+            filt, filt.encoding, budget=search.budget or DEFAULT_BUDGET, seed=search.seed
         )
         function = emit_digital(digital, [c for c, _ in filt.inputs])
         assert digital.plan is not None
