@@ -25,6 +25,7 @@ from xdsl.parser import Parser
 from xdsl.utils.exceptions import DiagnosticException, ParseError, PassFailedException, VerifyException
 
 from cain.backend.convert import program_from_kernel
+from cain.backend.digital import DigitalProgram, emit_digital, kernel_op
 from cain.backend.emit_c import emit_kernel, emit_module
 from cain.backend.sim import Noise, shift, simulate
 from cain.cli import register_dialects
@@ -39,6 +40,7 @@ from cain.model.filter import Filter
 from cain.model.goal import centred
 from cain.model.program import Program
 from cain.passes.convert_linalg_to_goal import ConvertLinalgToGoalPass
+from cain.passes.digital import DEFAULT_BUDGET, compile_digital
 from cain.passes.emit import EmitPass, emitted_text
 from cain.passes.expand_bus import ExpandBusPass
 from cain.passes.regalloc import RegallocPass
@@ -71,6 +73,8 @@ class Compiled:
     macros: int
     icws: int
     seconds: float = 0.0
+    digital: DigitalProgram | None = None
+    """The DREG program, for a filter on the digital plane (then `program` is its macro plan)."""
 
     @property
     def name(self) -> str:
@@ -90,10 +94,33 @@ class Compiled:
         """The program's outputs on `image` in the SCAMP-5 model (every macro as its bus micro-ops), one
         array per kernel: `[kernel, row, column]`. `image` is 2-D for one input channel, else
         `[channel, row, column]`; `noise` a `Noise` or the standard deviation of each bus transfer."""
+        if self.digital is not None:  # exact integers, in the kernel's units (the program computes 2^depth x)
+            images = self._images(image)
+            widths = [self.digital.encoding.input_width(z) for z in range(len(self.digital.inputs))]
+            if (images != np.round(images)).any() or any(
+                images[z].min() < 0 or images[z].max() >= 1 << w for z, w in enumerate(widths)
+            ):
+                raise CainError(
+                    f"{self.name}: the digital program takes unsigned integer images of "
+                    f"{'/'.join(map(str, widths))} bit(s) (see Compiled.quantized)"
+                )
+            return np.stack(self.digital.run(images.astype(np.int64), seed=seed)) / 2**self.depth
         if isinstance(noise, int | float):
             noise = Noise(sigma=float(noise), seed=seed)
         outputs = simulate(self.program, self._images(image), noise=noise, seed=seed)
         return np.stack(outputs)
+
+    def quantized(self, image: Any) -> np.ndarray:
+        """`image` (`[channel, row, column]` or 2-D) stretched over each channel's digital input width and rounded:
+        what a digital program reads (unchanged on the analogue plane)."""
+        images = self._images(image)
+        if self.digital is None:
+            return images
+        widths = [self.digital.encoding.input_width(z) for z in range(len(self.digital.inputs))]
+        top = np.array([(1 << w) - 1 for w in widths], dtype=np.float64)[:, None, None]
+        low = images.min(axis=(-2, -1), keepdims=True)
+        span = np.maximum(images.max(axis=(-2, -1), keepdims=True) - low, 1e-12)
+        return np.round((images - low) / span * top)
 
     def exact(self, image: Any) -> np.ndarray:
         """The direct convolution of `image` with the weights as written (before approximation),
@@ -228,8 +255,26 @@ class SearchOptions:
 
 def compile_filter(filt: Filter, search: SearchOptions = SearchOptions()) -> Compiled:
     """Run `search`, `regalloc`, `emit` (and `expand-bus`, `verify` for the bus level) on the goal IR of
-    `filt`, keeping the IR after each pass."""
+    `filt`, keeping the IR after each pass; for the digital plane, the digital search, lowering and verification
+    (`cain.backend.digital`)."""
     start = clock.perf_counter()
+    if filt.encoding is not None:
+        digital = compile_digital(
+            filt, filt.encoding, budget=search.budget or DEFAULT_BUDGET, seed=search.seed
+        )
+        function = emit_digital(digital, [c for c, _ in filt.inputs])
+        assert digital.plan is not None
+        return Compiled(
+            filt,
+            digital.plan,
+            emit_module([]) + function + "\n",
+            function,
+            {"dreg": str(ModuleOp([kernel_op(digital)]))},
+            digital.macros,
+            digital.icws,
+            clock.perf_counter() - start,
+            digital,
+        )
     ctx = _context()
     module = ModuleOp([filter_to_op(filt)])
     ir = {"goal": str(module)}

@@ -30,6 +30,7 @@ from xdsl.utils.exceptions import (
 from xdsl.xdsl_opt_main import xDSLOptMain
 
 from cain.diagnostics import CainError
+from cain.dialects.dreg import DregDialect
 from cain.dialects.goal import GoalDialect
 from cain.dialects.scamp5 import Scamp5Dialect
 from cain.dialects.tosa import TosaDialect
@@ -38,13 +39,14 @@ from cain.frontend.options import CHECKS, DEFAULT_INSTRUCTION_SET, DEFAULT_MAX_D
 from cain.model.isa import DEFAULT_REGISTERS, INSTRUCTION_SETS
 from cain.passes.bus_synth import BusSynthPass
 from cain.passes.convert_linalg_to_goal import ConvertLinalgToGoalPass
+from cain.passes.digital import DigitalPass
 from cain.passes.emit import EmitPass, emitted_text
 from cain.passes.expand_bus import ExpandBusPass
 from cain.passes.regalloc import RegallocPass
 from cain.passes.search import SearchPass
 from cain.passes.verify import VerifyPass
 
-DIALECTS: tuple[Dialect, ...] = (GoalDialect, Scamp5Dialect)
+DIALECTS: tuple[Dialect, ...] = (GoalDialect, Scamp5Dialect, DregDialect)
 
 PASSES: tuple[type[ModulePass], ...] = (
     ConvertLinalgToGoalPass,
@@ -54,6 +56,7 @@ PASSES: tuple[type[ModulePass], ...] = (
     BusSynthPass,
     VerifyPass,
     EmitPass,
+    DigitalPass,
 )
 """Cain's passes, in pipeline order."""
 

@@ -87,7 +87,7 @@ def picture(
     """Draw `result` (see the module's docstring) into the PNG `path`; one row per kernel."""
     plt, _ = require_pictures()
     f = result.filter
-    images = photo(image, len(f.inputs))
+    images = result.quantized(photo(image, len(f.inputs)))
     exact = result.exact(images)
     clean = result.simulate(images)
     noisy = result.simulate(images, noise=noise, seed=seed)

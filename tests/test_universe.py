@@ -19,7 +19,7 @@ def xdsl_opt(*args: str) -> subprocess.CompletedProcess:
 
 
 def test_the_universe_holds_cains_dialects_and_passes():
-    assert set(CAIN_UNIVERSE.all_dialects) == {"goal", "scamp5"}
+    assert set(CAIN_UNIVERSE.all_dialects) == {"goal", "scamp5", "dreg"}
     assert list(CAIN_UNIVERSE.all_passes) == [p.name for p in cli.PASSES]
 
 

@@ -9,7 +9,7 @@ from __future__ import annotations
 import json
 import re
 from collections.abc import Mapping
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from fractions import Fraction
 from pathlib import Path
 
@@ -24,13 +24,17 @@ from cain.frontend.options import (
     DEFAULT_MAX_ERROR,
     MAX_EXPONENT,
     OVERRIDE_KEYS,
+    check_bits,
+    check_dregs,
     check_instruction_set,
     check_max_depth,
     check_max_error,
     check_registers,
+    digital_encoding,
     n_entries,
 )
 from cain.model.approx import ApproximationError, approximate, format_fraction
+from cain.model.dreg import DREGS, Encoding
 from cain.model.filter import Filter, Kernel
 from cain.model.isa import DEFAULT_REGISTERS, INSTRUCTION_SETS
 
@@ -98,6 +102,9 @@ PAIR_GEN: dict[str, _Key] = {
     "threshold": _Key("integer", "goal size above which the cheap pair generator is used"),
     "heuristic": _Key("string|object", "heuristic"),
     "outputFormat": _Key("object", "code printer settings"),
+    "bits": _Key("integer", "digital: the width of every value, which wraps modulo 2^bits"),
+    "scratchRegs": _Key("array", "digital: scratch DREGs"),
+    "regMapping": _Key("object", "digital: the DREGs of each register, bit 0 first"),
 }
 
 REGISTER_ALLOCATOR: dict[str, _Key] = {
@@ -111,7 +118,7 @@ TOP_LEVEL: dict[str, _Key] = {
     "id": _Key("string", "the filter's name"),
     "verbose": _Key("integer|boolean", "verbosity of the old tool"),
     "target": _Key("string", "target machine", values=("scamp5",)),
-    "mode": _Key("string", "register kind", values=("analogue",)),
+    "mode": _Key("string", "register kind", values=("analogue", "digital")),
     "goalSystem": _Key(
         "string", "goal representation", values=("Atom", "Array", "Kernel3D", "atom", "array")
     ),
@@ -136,6 +143,8 @@ KERNEL: dict[str, _Key] = {
 }
 
 PAIR_GENERATORS = ("Scamp5", "Scamp5AnalogueAtomGoal", "Scamp5AnalogueArrayGoal")
+DIGITAL_PAIR_GENERATORS = ("Scamp5DigitalAtomGoal", "Scamp5DigitalArrayGoal")
+"""`pairGen.name`s of the old tool's digital mode (`"mode": "digital"`)."""
 """`pairGen.name`s of the old tool that target SCAMP-5's analogue registers, which Cain compiles for."""
 
 
@@ -179,14 +188,17 @@ def _registers(node: Node, what: str, source: JsonSource) -> tuple[str, ...]:
     return tuple(seen)
 
 
-def _instruction_set(pair_gen: Member, source: JsonSource) -> tuple[str | None, Node | None]:
+def _instruction_set(pair_gen: Member, source: JsonSource, digital: bool) -> tuple[str | None, Node | None]:
     """`ops` from `pairGen` (old layout) or its `configGetter`/`strategy` object (newer layouts)."""
     members = _members(pair_gen.node, PAIR_GEN, "'pairGen'", source)
     name = members.get("name")
-    if name is not None and name.node.value not in PAIR_GENERATORS:
+    known = DIGITAL_PAIR_GENERATORS if digital else PAIR_GENERATORS
+    if name is not None and name.node.value not in known:
+        plane = 'the digital plane ("mode": "digital")' if digital else "SCAMP-5's analogue registers"
         raise source.error(
-            f"pairGen {describe(name.node)} is not supported: Cain compiles for SCAMP-5's analogue registers "
-            f"(use one of {', '.join(map(json.dumps, PAIR_GENERATORS))})",
+            f"pairGen {describe(name.node)} is not supported: Cain compiles for {plane} with "
+            f'{", ".join(map(json.dumps, known))} (the other plane takes "mode": '
+            f'"{"analogue" if digital else "digital"}")',
             name.node,
         )
     ops = members.get("ops")
@@ -272,7 +284,8 @@ def parse_filter(text: str, filename: str, overrides: Mapping[str, object] | Non
         key = "maxApproximationError" if error_at is not None else "maxApproximationDepth"
         raise source.error(f"'{key}': {e}", members[key].node) from None
     if "pairGen" in members:
-        ops, ops_node = _instruction_set(members["pairGen"], source)
+        digital = "mode" in members and members["mode"].node.value == "digital"
+        ops, ops_node = _instruction_set(members["pairGen"], source, digital)
         if ops is not None:
             try:
                 instructions = check_instruction_set(ops)
@@ -363,7 +376,46 @@ def parse_filter(text: str, filename: str, overrides: Mapping[str, object] | Non
         Kernel(o.key, o.key, w, g, e)
         for o, w, g, e in zip(outputs, weights_per_kernel, goals, errors, strict=True)
     )
-    return Filter(name, inputs, kernels, depth, tuple(registers), instructions)
+    encoding = _digital(members, input_registers, source) if "mode" in members else None
+    return Filter(name, inputs, kernels, depth, tuple(registers), instructions, encoding)
+
+
+def _digital(members: dict[str, Member], inputs: tuple[str, ...], source: JsonSource) -> Encoding | None:
+    """The digital encoding of a `"mode": "digital"` config: `pairGen.bits` for every value (wrapping, as the
+    old tool); `regMapping` and `scratchRegs` set the DREGs when they name real ones (R0, R5-R12), and are
+    placeholders otherwise (then Cain chooses the DREGs and the C header names them)."""
+    if members["mode"].node.value != "digital":
+        return None
+    pair_gen = members["pairGen"].node.members if "pairGen" in members else {}
+    options: dict[str, object] = {"mode": "digital"}
+    if "bits" in pair_gen:
+        try:
+            options["bits"] = check_bits(pair_gen["bits"].node.number)
+        except ValueError as e:
+            raise source.error(f"'bits': {e}", pair_gen["bits"].node) from None
+    mapping = pair_gen["regMapping"].node.members if "regMapping" in pair_gen else {}
+    named = {k: [item.string for item in m.node.items] for k, m in mapping.items()}
+    scratch = (
+        [item.string for item in pair_gen["scratchRegs"].node.items] if "scratchRegs" in pair_gen else []
+    )
+    dregs = [r for regs in named.values() for r in regs] + scratch
+    input_dregs = None
+    if dregs and all(r in DREGS for r in dregs):
+        try:
+            options["dregs"] = check_dregs(list(dict.fromkeys(dregs)))
+        except ValueError as e:
+            raise source.error(f"'regMapping' / 'scratchRegs': {e}", pair_gen["regMapping"].node) from None
+        missing = [r for r in inputs if r not in named]
+        if missing:
+            raise source.error(
+                f"'regMapping' has no DREGs for input register {missing[0]}", pair_gen["regMapping"].node
+            )
+        input_dregs = tuple(tuple(named[r]) for r in inputs)
+    encoding = digital_encoding(options, len(inputs))
+    assert encoding is not None
+    if input_dregs is not None:
+        encoding = replace(encoding, input_dregs=input_dregs, input_bits=tuple(map(len, input_dregs)))
+    return encoding
 
 
 def _kernel(member: Member, channels: int, three_d: bool, source: JsonSource) -> tuple[Matrix, ...]:

@@ -30,6 +30,7 @@ from cain.frontend.options import (
     MAX_EXPONENT,
     OPTIONS,
     OVERRIDE_KEYS,
+    digital_encoding,
     n_entries,
 )
 from cain.model.approx import ApproximationError, approximate, format_fraction
@@ -287,7 +288,8 @@ class _FilterReader:
             for o, g, e in zip(outputs, goals, errors, strict=True)
         )
         instructions = str(options.get("instructions", DEFAULT_INSTRUCTION_SET))
-        return Filter(self.name(), tuple(inputs), kernels, depth, self.registers, instructions)
+        encoding = digital_encoding(options, len(inputs), self.source.error)
+        return Filter(self.name(), tuple(inputs), kernels, depth, self.registers, instructions, encoding)
 
     def name(self) -> str:
         """The `filter` line's name, or else the file's stem."""
@@ -332,8 +334,10 @@ class _FilterReader:
 
     def option_value(self, key: Token, values: list[Tree]) -> object:
         """An option's value as written, before its check."""
-        if key == "registers":
+        if key in ("registers", "dregs"):
             return _names(values, key, self.source)
+        if key == "input_bits":
+            return [_ratio(*(*_parts(v), None)[:2], self.source) for v in values]
         token, denominator = (*_parts(_single(values, key, self.source)), None)[:2]
         if key == "instructions":
             return str(token)

@@ -7,6 +7,7 @@ import re
 from fractions import Fraction
 
 from cain.model.approx import format_fraction
+from cain.model.dreg import DATA_DREGS, DREGS, FLAGS, Encoding
 from cain.model.isa import INSTRUCTION_SETS, NEIGHBOUR_NEWS, NEWS
 
 DEFAULT_MAX_DEPTH = 8
@@ -20,6 +21,10 @@ OPTIONS: dict[str, str] = {
     "max_error": "largest total absolute approximation error over all kernels, a number >= 0",
     "registers": "the register file, e.g. A B C D E F",
     "instructions": f"the instruction set: {' | '.join(INSTRUCTION_SETS)}",
+    "mode": "the PE plane to compute on: analogue | digital",
+    "bits": "digital: the width of every value, which then wraps modulo 2^bits (default: exact widths)",
+    "input_bits": "digital: the width of each input channel (one value for all, or one per channel)",
+    "dregs": f"digital: the DREGs free for data (default {' '.join(DATA_DREGS)})",
 }
 """The options a kernel file may set, with what each expects."""
 
@@ -103,10 +108,81 @@ def check_instruction_set(value: object) -> str:
     return str(value)
 
 
+MODES = ("analogue", "digital")
+DIGITAL_OPTIONS = ("bits", "input_bits", "dregs")
+DEFAULT_INPUT_BITS = 1
+"""Without `input_bits` (nor `bits`), digital inputs are binary images."""
+
+
+def check_mode(value: object) -> str:
+    if value not in MODES:
+        raise ValueError(f"unknown mode '{value}' (choose from {', '.join(MODES)})")
+    return str(value)
+
+
+def _width(value: object, what: str, most: int) -> int:
+    if isinstance(value, Fraction) and value.denominator == 1:
+        value = int(value)
+    if isinstance(value, str) and re.fullmatch(r"\d+", value.strip()):
+        value = int(value)
+    if not isinstance(value, int) or isinstance(value, bool) or not 1 <= value <= most:
+        raise ValueError(f"{what} must be an integer from 1 to {most}, not '{value}'")
+    return value
+
+
+def check_bits(value: object) -> int:
+    """A fixed value width: 1 to 32 bits."""
+    return _width(value, "bits", 32)
+
+
+def check_input_bits(value: object) -> tuple[int, ...]:
+    """Input widths: one integer from 1 to 16, or one per channel."""
+    items = value if isinstance(value, list | tuple) else [value]
+    return tuple(_width(v, "input_bits", 16) for v in items)
+
+
+def check_dregs(value: object) -> tuple[str, ...]:
+    """DREGs free for data: distinct names among R0 and R5-R12 (R1-R4 are the direction flags)."""
+    items = re.split(r"[\s,]+", value.strip()) if isinstance(value, str) else value
+    if not isinstance(items, list | tuple) or not items:
+        raise ValueError(f"dregs must be a list of DREG names, e.g. {' '.join(DATA_DREGS)}, not {value!r}")
+    allowed = [r for r in DREGS if r not in FLAGS.values()]
+    for name in items:
+        if name not in allowed:
+            raise ValueError(
+                f"'{name}' cannot hold data (choose from {' '.join(allowed)}; R1-R4 are the direction flags)"
+            )
+    if len(set(items)) != len(items):
+        raise ValueError("a DREG is listed twice in dregs")
+    return tuple(items)
+
+
 CHECKS = {
     "max_depth": check_max_depth,
     "max_error": check_max_error,
     "registers": check_registers,
     "instructions": check_instruction_set,
+    "mode": check_mode,
+    "bits": check_bits,
+    "input_bits": check_input_bits,
+    "dregs": check_dregs,
 }
 """Option (as a kernel file names it) -> the function that checks and converts its value."""
+
+
+def digital_encoding(options: dict[str, object], channels: int, error=ValueError) -> Encoding | None:
+    """The digital encoding the options ask for (None for the analogue plane); `error(message)` builds the
+    exception for options that do not fit together."""
+    if options.get("mode", "analogue") != "digital":
+        given = [k for k in DIGITAL_OPTIONS if k in options]
+        if given:
+            raise error(f"option {given[0]} is for the digital plane: add `option mode = digital`")
+        return None
+    bits = options.get("bits")
+    widths = options.get("input_bits", (bits or DEFAULT_INPUT_BITS,))
+    assert isinstance(widths, tuple)
+    if len(widths) == 1:
+        widths = widths * channels
+    if len(widths) != channels:
+        raise error(f"input_bits gives {n_entries(len(widths))} for {channels} input channels")
+    return Encoding(tuple(widths), bits, options.get("dregs", DATA_DREGS))  # type: ignore[arg-type]

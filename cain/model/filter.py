@@ -6,6 +6,7 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 from fractions import Fraction
 
+from cain.model.dreg import Encoding
 from cain.model.goal import Goal
 from cain.model.isa import DEFAULT_REGISTERS
 
@@ -44,6 +45,8 @@ class Filter:
     depth: int
     registers: tuple[str, ...] = DEFAULT_REGISTERS
     instruction_set: str = "all"
+    encoding: Encoding | None = None
+    """For the digital plane: how values are held in DREGs (None: the analogue plane)."""
 
     @staticmethod
     def of_goals(

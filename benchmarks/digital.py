@@ -1,0 +1,206 @@
+"""The digital (DREG) plane: a table of filters compiled to verified DREG words, and a fuzz campaign.
+
+    python -m benchmarks.digital table --budget 2000      # results in benchmarks/results/digital/
+    python -m benchmarks.digital fuzz --samples 500 --budget 300
+
+The table compiles each filter for the device's DREG file (R5-R11 and R0 for data, the direction flags
+R1-R4 between moves); a filter that does not fit is reported with the DREGs it needs, and compiled again
+for a hypothetical file of 64 data DREGs so its ICWs are known. Every program is verified bit for bit in
+the DREG simulator before it is counted, and once more here on other images.
+
+The fuzz campaign compiles random kernel files (signed integer weights, 1 to 3 input bits, exact or fixed
+widths) through `cain.compile`; each outcome is `passed`, `no fit` (the clear error that the DREG file is
+too small), `error` (another one-line error), `crash` (a traceback) or `wrong`. Every case not `passed` or
+`no fit` is saved under tests/regressions/digital/, which tests/test_digital.py compiles.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import random
+import sys
+import time
+import traceback
+from collections import Counter
+from dataclasses import replace
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+from cain.passes.digital import compile_digital
+
+import cain
+from benchmarks.common import ROOT, machine_info, markdown_table
+from cain.backend.digital import DigitalAllocationError, DigitalProgram
+from cain.diagnostics import CainError
+from cain.frontend.java_json import parse_filter as parse_json
+from cain.frontend.kernel import parse_filter
+from cain.model.dreg import DATA_DREGS
+
+OUT = ROOT / "benchmarks" / "results" / "digital"
+CASES_DIR = ROOT / "tests" / "regressions" / "digital"
+HYPOTHETICAL = DATA_DREGS + tuple(f"R{i}" for i in range(13, 70))
+
+BOX = "[1 1 1; 1 1 1; 1 1 1]"
+GAUSS = "[1 2 1; 2 4 2; 1 2 1]"
+
+
+def _ternary_layer(seed: int = 7) -> str:
+    rng = random.Random(seed)
+    rows = []
+    for k in range(4):
+        weights = "; ".join(" ".join(str(rng.choice((-1, 0, 1))) for _ in range(3)) for _ in range(3))
+        rows.append(f"output T{k} -> {'ABCD'[k]} = [{weights}]")
+    return "\n".join(rows)
+
+
+FILTERS: dict[str, str] = {
+    "neighbour count, 1 bit": "option input_bits = 1\noutput N -> A = [1 1 1; 1 0 1; 1 1 1]",
+    "3x3 box, 4 bits": f"option input_bits = 4\noutput B -> A = {BOX}",
+    "3x3 box, 8 bits": f"option input_bits = 8\noutput B -> A = {BOX}",
+    "3x3 Gaussian, 4 bits": f"option input_bits = 4\noutput G -> A = {GAUSS}",
+    "3x3 Gaussian, 8 bits": f"option input_bits = 8\noutput G -> A = {GAUSS}",
+    "Sobel pair, 8 bits": (
+        "option input_bits = 8\noutput X -> A = [1 0 -1; 2 0 -2; 1 0 -1]\n"
+        "output Y -> B = [1 2 1; 0 0 0; -1 -2 -1]"
+    ),
+    "ternary layer of 4 kernels, 1 bit": "option input_bits = 1\n" + _ternary_layer(),
+}
+
+
+def correlation(images: np.ndarray, goal) -> np.ndarray:
+    """The integer correlation, by padding (independent of the simulators' shifts): 0 beyond the edge."""
+    pad = max((max(abs(x), abs(y)) for (x, y, _), _ in goal), default=0)
+    padded = np.pad(images, [(0, 0)] * (images.ndim - 2) + [(pad, pad), (pad, pad)])
+    h, w = images.shape[-2:]
+    total = np.zeros(images.shape[1:], dtype=np.int64)
+    for (x, y, z), count in goal:
+        total += count * padded[z, ..., pad - y : pad - y + h, pad + x : pad + x + w]
+    return total
+
+
+def recheck(program: DigitalProgram, seed: int) -> bool:
+    """The program's outputs equal the integer correlation on fresh random images, away from the edge."""
+    rng = np.random.default_rng(seed + 101)
+    size = 10 + 2 * program.margin
+    widths = [program.encoding.input_width(z) for z in range(len(program.inputs))]
+    images = np.stack([rng.integers(0, 1 << w, size=(3, size, size)) for w in widths])
+    m = program.margin
+    for got, goal in zip(program.run(images, seed=seed + 7), program.goals, strict=True):
+        want = correlation(images, goal)
+        if program.encoding.bits is not None:
+            want %= 1 << program.encoding.bits
+        if not (got[..., m : size - m, m : size - m] == want[..., m : size - m, m : size - m]).all():
+            return False
+    return True
+
+
+def table(args: argparse.Namespace) -> int:
+    rows, records = [], []
+    sources = {name: parse_filter(f"option mode = digital\n{text}", name) for name, text in FILTERS.items()}
+    sources["Cain-Java digital box (2 bits, mod 4)"] = parse_json(
+        (ROOT / "examples" / "json" / "digitalBox.json").read_text(), "digitalBox.json"
+    )
+    for name, filt in sources.items():
+        assert filt.encoding is not None
+        start = time.perf_counter()
+        record: dict[str, Any] = {"filter": name}
+        try:
+            program = compile_digital(filt, filt.encoding, budget=args.budget, seed=args.seed)
+            record.update(fits=True, icws=program.icws, dregs=len(program.dregs), registers=program.dregs)
+        except DigitalAllocationError as e:
+            record.update(fits=False, needs=e.needed)
+            program = compile_digital(filt, replace(filt.encoding, dregs=HYPOTHETICAL), args.budget, args.seed)
+            record.update(icws=program.icws, dregs=len(program.dregs))
+        record["seconds"] = round(time.perf_counter() - start, 2)
+        record["verified"] = recheck(program, args.seed)
+        record["outputs"] = [f"{k}: {' '.join(r)}" for k, r, _ in program.outputs]
+        records.append(record)
+        fits = "yes" if record["fits"] else f"no: {record['needs']} live at once (hypothetical file)"
+        rows.append([name, record["icws"], record["dregs"], fits, record["seconds"],
+                     "yes" if record["verified"] else "NO"])
+        print(rows[-1], file=sys.stderr)
+    headers = ["filter", "ICWs", "DREGs", "fits the device", "compile s", "verified"]
+    body = markdown_table(headers, rows)
+    _write(args, "table", body, records)
+    return 0 if all(r["verified"] for r in records) else 1
+
+
+def kernel_file(rng: random.Random, index: int) -> str:
+    """A random digital filter as a kernel file: 1 or 2 kernels of 2x2 or 3x3 signed integer weights."""
+    lines = [f"filter fuzz{index}", "option mode = digital", f"option input_bits = {rng.randint(1, 3)}"]
+    if rng.random() < 0.3:
+        lines.append(f"option bits = {rng.randint(2, 6)}")
+    for k in range(rng.randint(1, 2)):
+        size = rng.choice((2, 3))
+        while True:
+            weights = [[rng.choice((-2, -1, 0, 0, 1, 1, 2)) for _ in range(size)] for _ in range(size)]
+            if any(any(row) for row in weights):
+                break
+        matrix = "; ".join(" ".join(map(str, row)) for row in weights)
+        lines.append(f"output K{k} -> {'AB'[k]} = [{matrix}]")
+    return "\n".join(lines) + "\n"
+
+
+def fuzz(args: argparse.Namespace) -> int:
+    rng = random.Random(args.seed)
+    outcomes: Counter[str] = Counter()
+    icws = []
+    for i in range(args.samples):
+        text = kernel_file(rng, i)
+        try:
+            result = cain.compile(text, budget=args.budget, seed=args.seed)
+            assert result.digital is not None
+            outcome = "passed" if recheck(result.digital, i) else "wrong"
+            icws.append(result.icws)
+        except DigitalAllocationError:
+            outcome = "no fit"
+            filt = cain.read_filters(text)[0]
+            assert filt.encoding is not None
+            try:
+                wide = compile_digital(filt, replace(filt.encoding, dregs=HYPOTHETICAL), args.budget, args.seed)
+                outcome = "no fit" if recheck(wide, i) else "wrong"
+            except CainError as e:
+                outcome, text = "error", text + f"// hypothetical DREG file: {e}\n"
+        except CainError as e:
+            outcome, text = "error", text + f"// {e}\n"
+        except Exception:  # noqa: BLE001 (a crash is an outcome to count and keep)
+            outcome, text = "crash", text + "".join(f"// {line}\n" for line in traceback.format_exc().splitlines())
+        outcomes[outcome] += 1
+        if outcome not in ("passed", "no fit"):
+            CASES_DIR.mkdir(parents=True, exist_ok=True)
+            (CASES_DIR / f"fuzz{args.seed}_{i}.cain").write_text(text)
+        if (i + 1) % 25 == 0:
+            print(f"{i + 1}: {dict(outcomes)}", file=sys.stderr)
+    body = markdown_table(["outcome", "filters"], [[o, outcomes[o]] for o in ("passed", "no fit", "error", "crash", "wrong")])
+    if icws:
+        body += f"\nICWs of the passed programs: median {int(np.median(icws))}, max {max(icws)}\n"
+    _write(args, "fuzz", body, {"outcomes": dict(outcomes), "icws": icws})
+    return 0 if not (outcomes["crash"] or outcomes["wrong"]) else 1
+
+
+def _write(args: argparse.Namespace, what: str, body: str, data: object) -> None:
+    out = Path(args.out) / what
+    out.mkdir(parents=True, exist_ok=True)
+    command = "python -m benchmarks.digital " + " ".join(sys.argv[1:])
+    record = {"command": command, "settings": vars(args) | {"out": str(args.out)}, "machine": machine_info(),
+              "results": data}
+    (out / "results.json").write_text(json.dumps(record, indent=1, default=str) + "\n")
+    (out / "summary.md").write_text(f"# Digital plane: {what}\n\n`{command}`\n\n{body}")
+    print(body)
+
+
+def main(argv: list[str] | None = None) -> int:
+    parser = argparse.ArgumentParser(prog="python -m benchmarks.digital", description=__doc__.splitlines()[0])
+    parser.add_argument("what", choices=("table", "fuzz"))
+    parser.add_argument("--budget", type=int, default=2000, help="search nodes per plan (default 2000)")
+    parser.add_argument("--samples", type=int, default=500, help="fuzz: filters (default 500)")
+    parser.add_argument("--seed", type=int, default=0)
+    parser.add_argument("--out", default=str(OUT))
+    args = parser.parse_args(argv)
+    return table(args) if args.what == "table" else fuzz(args)
+
+
+if __name__ == "__main__":
+    sys.exit(main())

@@ -1,0 +1,77 @@
+"""A simulator of the DREG plane, written from the SDK's semantics (reference/scamp5-digital.md sections 2-3),
+vectorised with numpy: one boolean plane per DREG over the whole array.
+
+It knows nothing of how words were chosen: it executes them. Its array orientation is the analogue
+simulator's (`cain.backend.sim.shift`): row 0 is north, the east neighbour is the next column.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterable, Mapping, Sequence
+
+import numpy as np
+
+from cain.model.dreg import DREGS, FLAGS, Word, check_word
+from cain.model.isa import SimulationError
+
+NEIGHBOUR: dict[str, tuple[int, int]] = {"north": (-1, 0), "south": (1, 0), "east": (0, 1), "west": (0, -1)}
+"""(row, column) step from a PE to its neighbour on each side."""
+
+
+def _from_neighbour(plane: np.ndarray, side: str) -> np.ndarray:
+    """Each PE's view of its neighbour on `side`: `out[p] = plane[p + step]`, 0 beyond the edge (DNEWS0)."""
+    dr, dc = NEIGHBOUR[side]
+    out = np.zeros_like(plane)
+    h, w = plane.shape[-2:]
+    out[..., max(0, -dr) : h - max(0, dr), max(0, -dc) : w - max(0, dc)] = plane[
+        ..., max(0, dr) : h - max(0, -dr), max(0, dc) : w - max(0, -dc)
+    ]
+    return out
+
+
+def run_words(
+    words: Iterable[Word], planes: Mapping[str, np.ndarray], registers: Sequence[str] = DREGS
+) -> dict[str, np.ndarray]:
+    """Execute `words` on DREG planes (`{register: bool array}`) of the register file `registers`; a register
+    read before it is written raises SimulationError."""
+    state = dict(planes)
+    shape = next(iter(state.values())).shape if state else None
+
+    def read(name: str) -> np.ndarray:
+        if name not in state:
+            raise SimulationError(f"{name} is read before it is written")
+        return state[name]
+
+    for word in words:
+        check_word(word, registers)
+        if word.kind in ("SET", "CLR"):
+            if shape is None:
+                raise SimulationError(f"{word}: the array's shape is unknown (no register holds a value)")
+            value = np.full(shape, word.kind == "SET")
+        elif word.kind in ("MOV", "OR", "NOR", "NOT"):
+            value = np.logical_or.reduce([read(s) for s in word.srcs])
+            if word.kind in ("NOR", "NOT"):
+                value = ~value
+        else:  # DNEWS0: OR over the neighbours each PE has flagged
+            (src,) = word.srcs
+            value = np.zeros_like(read(src))
+            for side, flag in FLAGS.items():
+                value |= read(flag) & _from_neighbour(read(src), side)
+        for d in word.dests:
+            state[d] = value.copy()
+    return state
+
+
+def to_planes(values: np.ndarray, registers: Iterable[str], signed: bool = False) -> dict[str, np.ndarray]:
+    """Integer images as bit planes, least significant bit first, one per register (two's complement)."""
+    values = np.asarray(values, dtype=np.int64)
+    return {r: ((values >> i) & 1).astype(bool) for i, r in enumerate(registers)}
+
+
+def from_planes(state: Mapping[str, np.ndarray], registers: list[str], signed: bool) -> np.ndarray:
+    """The integers held by bit planes, least significant bit first; the top bit is the sign if `signed`."""
+    total = np.zeros(state[registers[0]].shape, dtype=np.int64)
+    for i, r in enumerate(registers):
+        weight = -(1 << i) if signed and i == len(registers) - 1 else 1 << i
+        total += weight * state[r].astype(np.int64)
+    return total
