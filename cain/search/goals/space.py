@@ -85,6 +85,11 @@ class Option(NamedTuple):
     rest: list[int]
 
 
+_make_option = tuple.__new__
+"""`Option`s are made by `tuple.__new__(Option, fields)`, without the named tuple's Python-level constructor:
+pair generation makes hundreds of thousands of them."""
+
+
 @dataclass(slots=True)
 class _Upper:
     """One goal of a goal-bag taken as the upper goal of pairs: the rest of the bag, its goals as a set and
@@ -647,8 +652,9 @@ class Space:
         """The pairs of `upper`'s goal, onto `options`: its unary forms, its splits (and relations to the
         other goals of the bag) by every binary form, its triples by `add3`."""
         u = upper.u
+        option = self._option
         for f, dirs, lowers in self.unary_forms(u):
-            self._option(upper, f, dirs, lowers, options)
+            option(upper, f, dirs, lowers, options)
         seen = set()
         splits = list(self.splits(u))
         for g in bag:
@@ -662,20 +668,21 @@ class Space:
             main, others, moved_pats, kept, lows = self.split_forms(split)
             if upper.fresh_pairs_fit or not lows.isdisjoint(upper.rest_set):  # else none would fit
                 for f, dirs, lowers in main:
-                    self._option(upper, f, dirs, lowers, options)
+                    option(upper, f, dirs, lowers, options)
             if not moved_pats.isdisjoint(by_tpat) or not kept.isdisjoint(bag_set):
                 for f, dirs, lowers in self.other_forms(others, bag_set, by_tpat):
-                    self._option(upper, f, dirs, lowers, options)
+                    option(upper, f, dirs, lowers, options)
         for f in self.ternary:
             if all(f.signs[i] == 1 and not f.shifted[i] for i in range(3)):
                 for t in self.triples(u):
-                    self._option(upper, f, (), t, options)
+                    option(upper, f, (), t, options)
 
     def _option(
         self, upper: _Upper, form: Form, dirs: tuple[str, ...], lowers: tuple[int, ...], options: list[Option]
     ) -> None:
         """The pair `form(lowers) -> upper` onto `options`, with its tier and cheap estimate (the heuristic's
-        per-goal terms of the goals that change), unless its child needs more registers than exist."""
+        per-goal terms of the goals that change), unless its child needs more registers than exist. One
+        function, as the closure it was: it runs for every candidate of every node."""
         # the registers first: most candidates of a bag near the register count fail them
         rest_set = upper.rest_set
         size = len(upper.rest)
@@ -705,34 +712,33 @@ class Space:
                         pats = {p}
                     else:
                         pats.add(p)
-        tier = self._tier(upper, form, lowers, size)
-        options.append(Option(tier, q, len(options), form, dirs, upper.u, lowers, upper.rest))
-
-    def _tier(self, upper: _Upper, form: Form, lowers: tuple[int, ...], size: int) -> int:
-        """The tier of a pair of `upper` (`ELIMINATES`, `DERIVES`, `OTHER`); `size`, its child's goals."""
+        # the tier: see `ELIMINATES`, `DERIVES`, `OTHER`
+        src = upper.src
         if not upper.tiered:
-            return OTHER
-        if size == len(upper.rest):
-            return ELIMINATES
-        tot, src = self.tot, upper.src
-        if src >= 0:
+            tier = OTHER
+        elif size == len(upper.rest):
+            tier = ELIMINATES
+        elif src >= 0:
             # u is a copy of src: a division towards src, or a move towards src's position
+            tier = OTHER
             if len(lowers) == 1:
                 lo = lowers[0]
                 if form is self.division:
-                    return DERIVES if tot[lo] <= tot[src] else OTHER
-                if form.shifted[0]:
+                    tier = DERIVES if tot[lo] <= tot[src] else OTHER
+                elif form.shifted[0]:
                     sx, sy = self.anchor[src]
                     lx, ly = self.anchor[lo]
                     ux, uy = self.anchor[upper.u]
                     if abs(lx - sx) + abs(ly - sy) < abs(ux - sx) + abs(uy - sy):
-                        return DERIVES
-            return OTHER
-        pat, spat, source = self.pat, self.spat, upper.source
-        for lo in lowers:
-            if lo not in upper.rest_set and (pat[lo] < 0 or tot[source.get(spat[lo], lo)] <= tot[lo]):
-                return OTHER
-        return DERIVES
+                        tier = DERIVES
+        else:
+            tier = DERIVES
+            spat, source = self.spat, upper.source
+            for lo in lowers:
+                if lo not in rest_set and (pat[lo] < 0 or tot[source.get(spat[lo], lo)] <= tot[lo]):
+                    tier = OTHER
+                    break
+        options.append(_make_option(Option, (tier, q, len(options), form, dirs, upper.u, lowers, upper.rest)))
 
     def unary_forms(self, u: int) -> list[tuple[Form, tuple[str, ...], tuple[int]]]:
         """The one-operand pairs of goal `u` (memoised): its negation, every move's, and its division's
