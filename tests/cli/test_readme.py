@@ -5,7 +5,7 @@ from pathlib import Path
 
 from cain.frontend.kernel import parse_filter
 
-ROOT = Path(__file__).parent.parent
+ROOT = Path(__file__).parents[2]
 
 
 def code_blocks(path: Path, language: str = "") -> list[str]:

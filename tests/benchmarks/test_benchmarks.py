@@ -12,7 +12,7 @@ from pathlib import Path
 
 import pytest
 
-ROOT = Path(__file__).resolve().parents[1]
+ROOT = Path(__file__).resolve().parents[2]
 
 from benchmarks import approximation, bus, common, existence, heuristic, scaling, simultaneous, table1
 from cain.model.goal import Goal

@@ -8,7 +8,7 @@ from pathlib import Path
 
 from cain import driver
 
-ROOT = Path(__file__).parent.parent
+ROOT = Path(__file__).parents[2]
 DOC = ROOT / "docs" / "api.md"
 
 

@@ -16,7 +16,7 @@ from cain.frontend import kernel as kernel_language
 from cain.model.filter import Filter
 from cain.model.goal import Goal
 
-EXAMPLES = Path(__file__).parent.parent / "examples"
+EXAMPLES = Path(__file__).parents[2] / "examples"
 JSON_EXAMPLES = EXAMPLES / "json"
 
 BASE = {
@@ -320,14 +320,14 @@ def test_cain_opt_reads_json_configs(capsys):
     assert main([str(path), "--max-depth", "5"]) == 0
     out = capsys.readouterr().out
     assert "goal.filter @gauss3x3 depth 4" in out and 'goal.kernel "A" -> "A"' in out
-    bad = Path(__file__).parent / "filecheck" / "frontend-json" / "Inputs" / "ragged.json"
+    bad = Path(__file__).parents[1] / "filecheck" / "frontend-json" / "Inputs" / "ragged.json"
     assert main([str(bad)]) == 1
     err = capsys.readouterr().err
     assert f"{bad}:" in err and "ragged array" in err
 
 
 def test_language_doc_json_section_is_real(capsys, monkeypatch):
-    root = Path(__file__).parent.parent
+    root = Path(__file__).parents[2]
     doc = (root / "docs" / "language.md").read_text()
     section = doc[doc.index("## JSON filter configs") :]
     (example,) = re.findall(r"```json\n(.*?)```", section, flags=re.DOTALL)

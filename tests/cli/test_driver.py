@@ -10,8 +10,8 @@ import pytest
 from cain import driver
 from cain.frontend.kernel import parse_filter
 
-EXAMPLES = Path(__file__).parent.parent / "examples"
-FILECHECK = Path(__file__).parent / "filecheck"
+EXAMPLES = Path(__file__).parents[2] / "examples"
+FILECHECK = Path(__file__).parents[1] / "filecheck"
 
 
 def run(capsys, *argv):

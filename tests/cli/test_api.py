@@ -12,7 +12,7 @@ import cain
 from cain import cli
 from cain.backend.sim import correlate
 
-EXAMPLES = Path(__file__).parent.parent / "examples"
+EXAMPLES = Path(__file__).parents[2] / "examples"
 BLUR = np.array([[1, 2, 1], [2, 4, 2], [1, 2, 1]]) / 16
 SOBEL = np.array([[-1, 0, 1], [-2, 0, 2], [-1, 0, 1]])
 INNER = (..., slice(4, -4), slice(4, -4))
@@ -116,7 +116,7 @@ def test_user_mistakes_raise_cain_error_with_the_command_line_message(tmp_path, 
 def test_compile_a_linalg_model(tmp_path):
     model = tmp_path / "model.mlir"
     model.write_text(
-        (Path(__file__).parent / "filecheck" / "convert-linalg-to-goal" / "nchw.mlir").read_text()
+        (Path(__file__).parents[1] / "filecheck" / "convert-linalg-to-goal" / "nchw.mlir").read_text()
     )
     result = cain.compile(str(model), budget=300)
     assert result.name == "net_conv0" and len(result.filter.kernels) == 2

@@ -23,12 +23,12 @@ from cain.passes.regalloc import RegallocPass
 from cain.passes.search import SearchPass
 from hypothesis import HealthCheck, assume, given, settings
 from hypothesis import strategies as st
-from test_emit_c import CXX, SIZE, compile_and_run
+from sdk_stand_in import CXX, SIZE, compile_and_run
 from xdsl.context import Context
 
 from cain.diagnostics import CainError
 
-ROOT = Path(__file__).resolve().parents[1]
+ROOT = Path(__file__).resolve().parents[2]
 
 from benchmarks.common import Budget
 from benchmarks.fuzz import CASES_DIR, cain_opt, compile_case, kernel_file

@@ -11,7 +11,7 @@ from xdsl.passes import ModulePass
 from cain import cli
 from cain.frontend.kernel import parse_filter
 
-EXAMPLES = Path(__file__).parent.parent / "examples"
+EXAMPLES = Path(__file__).parents[2] / "examples"
 GAUSS = str(EXAMPLES / "gauss3x3.cain")
 
 

@@ -9,7 +9,7 @@ from pathlib import Path
 from cain import cli
 from cain.universe import CAIN_UNIVERSE
 
-MODEL = Path(__file__).parent / "filecheck" / "convert-linalg-to-goal" / "nchw.mlir"
+MODEL = Path(__file__).parents[1] / "filecheck" / "convert-linalg-to-goal" / "nchw.mlir"
 
 
 def xdsl_opt(*args: str) -> subprocess.CompletedProcess:

@@ -27,7 +27,7 @@ from cain.frontend.kernel import parse_filter
 from cain.model.filter import Filter, Kernel
 from cain.model.goal import Goal
 
-EXAMPLES = Path(__file__).parent.parent / "examples"
+EXAMPLES = Path(__file__).parents[2] / "examples"
 
 
 def context() -> Context:

@@ -1,10 +1,6 @@
 """The emitted C, compiled against a stand-in for the SCAMP-5d SDK (tests/c) and run on random images,
 matches the direct correlation with the approximated kernels."""
 
-import shutil
-import subprocess
-from pathlib import Path
-
 import numpy as np
 import pytest
 from cain.passes.bus_synth import BusSynthPass
@@ -12,6 +8,7 @@ from cain.passes.emit import EmitPass, emitted_text
 from cain.passes.expand_bus import ExpandBusPass
 from cain.passes.regalloc import RegallocPass
 from handwritten import gauss3_all, gauss3_basic, gauss3_filter
+from sdk_stand_in import CXX, SIZE, compile_and_run
 from xdsl.context import Context
 from xdsl.dialects.builtin import ModuleOp
 
@@ -22,9 +19,6 @@ from cain.model.filter import Filter
 from cain.model.goal import Goal
 from cain.model.program import Instr, Program
 
-C_DIR = Path(__file__).parent / "c"
-SIZE = 24
-CXX = shutil.which("g++") or shutil.which("c++")
 pytestmark = pytest.mark.skipif(CXX is None, reason="no C++ compiler")
 
 
@@ -62,36 +56,6 @@ def filter_for(program: Program, goals: list[Goal], depth: int) -> Filter:
     """A filter computing `goals` exactly in the registers `program` uses."""
     inputs, outputs = [r for _, r in program.inputs], [r for _, r in program.outputs]
     return Filter.of_goals(program.name, goals, depth, inputs, outputs)
-
-
-def compile_and_run(
-    c_text: str, function: str, inputs: list[str], outputs: list[str], images, tmp_path
-) -> np.ndarray:
-    source = tmp_path / "kernel.cpp"
-    source.write_text(c_text)
-    exe = tmp_path / "driver"
-    subprocess.run(
-        [
-            CXX,
-            "-std=c++17",
-            "-O1",
-            f"-I{C_DIR}",
-            f"-DSCAMP5_SIZE={SIZE}",
-            f'-DCAIN_SOURCE="{source}"',
-            f"-DCAIN_KERNEL={function}",
-            str(C_DIR / "driver.cpp"),
-            "-o",
-            str(exe),
-        ],
-        check=True,
-        capture_output=True,
-        text=True,
-    )
-    data = "\n".join(" ".join(f"{v:.17g}" for v in image.ravel()) for image in images)
-    run = subprocess.run(
-        [str(exe), *inputs, "--", *outputs], input=data, capture_output=True, text=True, check=True
-    )
-    return np.array(run.stdout.split(), dtype=np.float64).reshape(len(outputs), SIZE, SIZE)
 
 
 @pytest.mark.parametrize(

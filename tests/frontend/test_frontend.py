@@ -12,7 +12,7 @@ from cain.diagnostics import CainError
 from cain.frontend.kernel import lower_source, parse_filter
 from cain.model.goal import Goal
 
-EXAMPLES = Path(__file__).parent.parent / "examples"
+EXAMPLES = Path(__file__).parents[2] / "examples"
 
 
 def parse(text: str, overrides=None, filename="test.cain"):
