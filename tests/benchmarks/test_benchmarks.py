@@ -157,7 +157,7 @@ def test_write_outputs(tmp_path, capsys):
 
     paths = common.write_outputs(args, "demo", "Demo", argv=["--samples", "1"], machine=common.machine_info(),
                                  data={"rows": [1, 2]}, body="| t |\n", draw=draw)
-    record = json.loads(paths["json"].read_text())
+    record = common.read_results(paths["json"].parent)
     assert record["rows"] == [1, 2] and record["experiment"] == "demo"
     assert record["command"] == "python -m benchmarks.demo --samples 1"
     assert record["settings"]["budget"]["nodes"] == 10 and record["machine"]["cores"] >= 1
@@ -227,7 +227,7 @@ def test_run_search_gives_a_verified_plan():
 
 def test_heuristic_experiment(tmp_path):
     assert heuristic.main(["--samples", "2", "--budget", "80", "--out", str(tmp_path), "--quiet"]) == 0
-    record = json.loads((tmp_path / "results.json").read_text())
+    record = common.read_results(tmp_path)
     assert set(record["runs"]) == {"scamp5", "random"}
     assert len(record["filters"]) == 2 and all(len(rs) == 2 for rs in record["runs"].values())
     for runs in record["runs"].values():
@@ -239,7 +239,7 @@ def test_heuristic_experiment(tmp_path):
 
 def test_approximation_experiment(tmp_path):
     assert approximation.main(["--samples", "1", "--budget", "30", "--out", str(tmp_path), "--quiet"]) == 0
-    record = json.loads((tmp_path / "results.json").read_text())
+    record = common.read_results(tmp_path)
     assert len(record["filters"]) == 1
     for f in record["filters"]:
         assert f["error"] <= float(f["source"].split("max_error = ")[1])
@@ -253,7 +253,7 @@ def test_approximation_experiment(tmp_path):
 def test_scaling_experiment(tmp_path):
     assert scaling.main(["--samples", "1", "--max-kernels", "2", "--budget", "60", "--out", str(tmp_path),
                          "--quiet", "--no-plot"]) == 0
-    record = json.loads((tmp_path / "results.json").read_text())
+    record = common.read_results(tmp_path)
     assert sorted(record["runs"]) == ["1", "2"]
     for runs in record["runs"].values():
         assert all(r["status"] != "failed" for r in runs)
@@ -263,7 +263,7 @@ def test_scaling_experiment(tmp_path):
 def test_simultaneous_experiment(tmp_path):
     assert simultaneous.main(["--samples", "1", "--max-kernels", "2", "--budget", "40", "--out", str(tmp_path),
                               "--quiet", "--no-plot"]) == 0
-    points = json.loads((tmp_path / "results.json").read_text())["points"]
+    points = common.read_results(tmp_path)["points"]
     assert [p["kernels"] for p in points] == [1, 2]
     two = points[1]
     assert len(two["individual"]) == 2
@@ -277,7 +277,7 @@ def test_table1_row(tmp_path):
         pytest.skip("examples/gauss3x3.cain not written yet")
     assert table1.main(["--filters", "gauss3x3", "--sets", "all", "--budget", "500", "--workers", "1",
                         "--out", str(tmp_path), "--quiet", "--no-plot"]) == 0
-    (row,) = json.loads((tmp_path / "results.json").read_text())["rows"]
+    (row,) = common.read_results(tmp_path)["rows"]
     assert row["best"]["status"] == "verified", row["best"]["error"]
     assert (row["paper"], row["java"], row["best"]["macros"]) == (10, 10, len(row["best"]["program"]))
     assert "| gauss3x3" in (tmp_path / "summary.md").read_text()
@@ -286,7 +286,7 @@ def test_table1_row(tmp_path):
 def test_bus_experiment(tmp_path):
     files = [str(table1.EXAMPLES / "gauss3x3.cain"), str(table1.EXAMPLES / "laplacian.cain")]
     assert bus.main(["--filters", *files, "--budget", "400", "--images", "1", "--out", str(tmp_path), "--quiet"]) == 0
-    record = json.loads((tmp_path / "results.json").read_text())
+    record = common.read_results(tmp_path)
     assert [r["filter"] for r in record["rows"]] == ["gauss3x3", "laplacian"]
     for row in record["rows"]:
         assert row["run"]["status"] == "verified"
@@ -353,7 +353,7 @@ def test_suite_runs_side_by_side_with_a_baseline(tmp_path):
 
     assert suite.main(["--filters", "binomial1x3", "sobel_pair", "--budget", "150", "--workers", "1",
                        "--baseline", "HEAD", "--out", str(tmp_path), "--quiet", "--no-plot"]) == 0
-    record = json.loads((tmp_path / "results.json").read_text())
+    record = common.read_results(tmp_path)
     assert record["versions"][0] == "current" and record["versions"][1].startswith("HEAD")
     assert [r["filter"] for r in record["rows"]] == ["binomial1x3", "sobel_pair"]
     for row in record["rows"]:
@@ -374,7 +374,7 @@ def test_compile_time_runs_side_by_side_with_a_baseline(tmp_path, capsys):
 
     files = [str(ROOT / "examples" / "box3x3.cain"), str(ROOT / "examples" / "sobel.cain")]
     assert compile_time.main([*files, "--budget", "20", "--baseline", "HEAD", "--out", str(tmp_path), "--quiet"]) == 0
-    record = json.loads((tmp_path / "results.json").read_text())
+    record = common.read_results(tmp_path)
     assert record["versions"][0] == "current" and record["versions"][1].startswith("HEAD")
     assert [Path(f["file"]).name for f in record["files"]] == ["box3x3.cain", "sobel.cain"]
     for entry in record["files"]:
