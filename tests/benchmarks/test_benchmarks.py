@@ -225,6 +225,7 @@ def test_run_search_gives_a_verified_plan():
     assert run.nodes >= 1 and run.stopped in ("nodes", "exhausted", "optimal")
 
 
+@pytest.mark.slow
 def test_heuristic_experiment(tmp_path):
     assert heuristic.main(["--samples", "2", "--budget", "80", "--out", str(tmp_path), "--quiet"]) == 0
     record = common.read_results(tmp_path)
@@ -237,6 +238,7 @@ def test_heuristic_experiment(tmp_path):
     assert "median best" in (tmp_path / "summary.md").read_text()
 
 
+@pytest.mark.slow
 def test_approximation_experiment(tmp_path):
     assert approximation.main(["--samples", "1", "--budget", "30", "--out", str(tmp_path), "--quiet"]) == 0
     record = common.read_results(tmp_path)
@@ -250,6 +252,7 @@ def test_approximation_experiment(tmp_path):
     assert "sparse: macros" in (tmp_path / "summary.md").read_text()
 
 
+@pytest.mark.slow
 def test_scaling_experiment(tmp_path):
     assert scaling.main(["--samples", "1", "--max-kernels", "2", "--budget", "60", "--out", str(tmp_path),
                          "--quiet", "--no-plot"]) == 0
@@ -260,6 +263,7 @@ def test_scaling_experiment(tmp_path):
     assert not (tmp_path / "plot.png").exists()
 
 
+@pytest.mark.slow
 def test_simultaneous_experiment(tmp_path):
     assert simultaneous.main(["--samples", "1", "--max-kernels", "2", "--budget", "40", "--out", str(tmp_path),
                               "--quiet", "--no-plot"]) == 0
@@ -271,6 +275,7 @@ def test_simultaneous_experiment(tmp_path):
         assert two["individual_sum"] == sum(r["macros"] for r in two["individual"])
 
 
+@pytest.mark.slow
 def test_table1_row(tmp_path):
     pytest.importorskip("cain.frontend.kernel")
     if not (table1.EXAMPLES / "gauss3x3.cain").exists():
@@ -283,6 +288,7 @@ def test_table1_row(tmp_path):
     assert "| gauss3x3" in (tmp_path / "summary.md").read_text()
 
 
+@pytest.mark.slow
 def test_bus_experiment(tmp_path):
     files = [str(table1.EXAMPLES / "gauss3x3.cain"), str(table1.EXAMPLES / "laplacian.cain")]
     assert bus.main(["--filters", *files, "--budget", "400", "--images", "1", "--out", str(tmp_path), "--quiet"]) == 0
@@ -348,6 +354,7 @@ def test_suite_is_made_by_rule_and_split_in_two():
     assert len(by_name["cnn_int6"].kernels) == 6 and len(by_name["mc3_blur"].inputs) == 3
 
 
+@pytest.mark.slow
 def test_suite_runs_side_by_side_with_a_baseline(tmp_path):
     from benchmarks import suite
 
@@ -369,6 +376,7 @@ def test_suite_runs_side_by_side_with_a_baseline(tmp_path):
     assert f"macro programs {baseline} " in summary
 
 
+@pytest.mark.slow
 def test_compile_time_runs_side_by_side_with_a_baseline(tmp_path, capsys):
     from benchmarks import compile_time
 

@@ -201,6 +201,7 @@ def test_compile_many_reports_a_failing_filter_and_compiles_the_others(tmp_path)
     assert "| broken |" in batch.table() and "syntax error" in batch.table()
 
 
+@pytest.mark.slow
 def test_compile_many_on_a_dask_cluster():
     distributed = pytest.importorskip("distributed")
     with (

@@ -6,6 +6,8 @@ import os
 import re
 from pathlib import Path
 
+import pytest
+
 from cain import driver
 
 ROOT = Path(__file__).parents[2]
@@ -16,6 +18,7 @@ def blocks(language: str) -> list[str]:
     return re.findall(rf"```{language}\n(.*?)```", DOC.read_text(), flags=re.DOTALL)
 
 
+@pytest.mark.slow
 def test_the_python_examples_run(tmp_path, monkeypatch, capsys):
     (tmp_path / "examples").symlink_to(ROOT / "examples")
     monkeypatch.chdir(tmp_path)

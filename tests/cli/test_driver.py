@@ -133,6 +133,7 @@ def test_a_file_of_another_kind_is_named_as_such(capsys, tmp_path):
     )
 
 
+@pytest.mark.slow
 def test_batch_on_a_dask_scheduler(capsys, tmp_path):
     distributed = pytest.importorskip("distributed")
     c_file = tmp_path / "all.c"

@@ -67,6 +67,7 @@ def compile_module(text: str, budget: int = 20):
     return module
 
 
+@pytest.mark.slow
 @FAST
 @given(kernel_files())
 def test_every_random_filter_gets_a_verified_program(text):
@@ -81,6 +82,7 @@ def test_every_random_filter_gets_a_verified_program(text):
     assert ("HYPOTHETICAL" not in c_text) or not on_device
 
 
+@pytest.mark.slow
 @pytest.mark.skipif(CXX is None, reason="no C++ compiler")
 @settings(max_examples=4, derandomize=True, deadline=None, suppress_health_check=[HealthCheck.too_slow])
 @given(kernel_files(most_registers=6))
@@ -175,6 +177,7 @@ def test_mangled_input_gives_a_one_line_error_not_a_traceback(case):
             assert f"mangled.{extension}:" in err  # the readers locate what they reject
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("path", sorted(CASES_DIR.glob("*.cain")) if CASES_DIR.exists() else [], ids=str)
 def test_fuzz_regressions(path, tmp_path):
     """Every case a campaign kept: never a crash or a wrong program again. A case that had no program
@@ -197,6 +200,7 @@ def test_fuzz_regressions(path, tmp_path):
         assert located or store, outcome.message
 
 
+@pytest.mark.slow
 @FAST
 @given(kernel_files(), st.sampled_from(["all", "basic"]))
 def test_every_constructive_program_computes_its_kernels(text, set_name):

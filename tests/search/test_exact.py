@@ -150,6 +150,7 @@ def test_mass_bound():
     assert exact(filt, "basic").bound == 4
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize(("name", "iset"), [(n, s) for n in optimal.SMALL for s in ("basic", "all")])
 def test_small_filters_are_proven_and_bounded(name, iset):
     filt = optimal.load(name, iset)
@@ -227,6 +228,7 @@ def test_cp_sat_agrees_with_the_brute_force_over_every_program(matrix, brute):
             verify_for_filter(finish(got.plan, filt, filt.registers), filt)
 
 
+@pytest.mark.slow
 @needs_cp_sat
 def test_cp_sat_bound_makes_the_exact_result_optimal_for_every_program():
     """Prewitt x in the `all` set: CP-SAT refutes 3 macros for every program (the general bound says 2), and
@@ -258,6 +260,7 @@ def test_exact_search_honours_the_memory_limit():
     assert filter_bound(filt, "all") <= result.bound <= 6
 
 
+@pytest.mark.slow
 @needs_cp_sat
 def test_the_default_search_hands_a_small_filter_to_the_exact_search():
     """A plan within `exact_reach` macros goes on to the exact search, which finds the 4-macro Prewitt x

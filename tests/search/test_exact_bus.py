@@ -112,6 +112,7 @@ def synthesized(filt: Filter) -> int:
     return len(upper_ops(result.program, filt, filt.registers))
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("name", ["roberts", "prewitt_x", "box3x3", "laplacian4"])
 def test_small_filters_are_proven_within_bus_synth(name):
     """Proven at a CI node budget, and the bound never above a length achieved: the program's own, and
@@ -123,6 +124,7 @@ def test_small_filters_are_proven_within_bus_synth(name):
     assert len(result.ops) == result.bound <= synthesized(filt)
 
 
+@pytest.mark.slow
 def test_gaussian_bound_below_known_programs():
     """The 3x3 Gaussian: a hand-written bus-level program has 12 ICWs and bus-level synthesis finds 8; the
     bound stays below both, and the budget ends the search."""
@@ -182,6 +184,7 @@ def test_last_step_pruning_keeps_the_optimum(filt):
     verify_bus(slow.ops, filt)
 
 
+@pytest.mark.slow
 def test_benchmark_table(tmp_path, capsys):
     """`benchmarks.optimal --cost icws` prints the proven row (its program verified again there)."""
     argv = ["--cost", "icws", "--filters", "prewitt_x", "--budget", "5000", "--out", str(tmp_path), "--quiet"]
@@ -206,6 +209,7 @@ def states_met(search: ExactBusSearch, left: int, upper: int) -> list[tuple]:
     return states
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("name", ["sobel_x", "sharpen", "emboss", *PAIRS])
 def test_two_steps_never_prunes_a_state_two_micro_ops_finish(name):
     """`two_steps` is a relaxation: on every state two steps from the end that a search meets, when the
@@ -246,6 +250,7 @@ def test_may_finish_keeps_every_child_two_steps_keeps(name):
     assert len(states) > 20 and any(children) and ruled_out.count(True) > len(ruled_out) / 2
 
 
+@pytest.mark.slow
 def test_emboss_needs_seven_icws_and_has_them():
     """Emboss's proven optimum (docs/evaluation.md): every length below 7 refuted at a CI node budget (the
     search's own proof of 7 takes some 96000 nodes, about two minutes), and the 7-ICW program it found
@@ -265,6 +270,7 @@ def test_emboss_needs_seven_icws_and_has_them():
     verify_bus(ops, filt)
 
 
+@pytest.mark.slow
 def test_gaussian_is_proven_at_six_icws():
     """The 3x3 Gaussian (docs/evaluation.md): proven at 6 ICWs, four of them `bus2`s, against bus-level
     synthesis's 8 and the hand-written 12."""

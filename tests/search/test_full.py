@@ -5,6 +5,8 @@ from __future__ import annotations
 
 import random
 
+import pytest
+
 from cain.frontend.kernel import parse_filter
 from cain.model.filter import Filter
 from cain.search import SearchConfig, atoms, search
@@ -36,6 +38,7 @@ def test_only_full_bags_with_fewer_inputs_than_registers_are_judged():
     assert not full_bag_refuted(final[:1], inputs=1, registers=1)  # the input itself may become the output
 
 
+@pytest.mark.slow
 def test_the_search_never_finds_a_program_for_a_refuted_bag():
     """Random filters with as many outputs as registers, made so that many can shrink: whenever the
     search finds a (verified) program, the bag must not have been refuted."""
@@ -75,6 +78,7 @@ def test_the_search_never_finds_a_program_for_a_refuted_bag():
     assert found >= 10 and refuted >= 2  # both outcomes occur: the check is not vacuous
 
 
+@pytest.mark.slow
 def test_centre_plan_without_a_spare_register():
     """A kernel whose factors leave a centre atom, searched kernel by kernel with no register to spare
     for it (a crash once): the search still returns a verified program."""

@@ -3,6 +3,7 @@ while that plan is the best, in an order that keeps the inputs, with the constru
 
 from __future__ import annotations
 
+import pytest
 from search_cases import check
 
 from cain.frontend.kernel import parse_filter
@@ -26,6 +27,7 @@ output k2 -> C = 1/8 [6 8 6; 7 5 3; 1 6 3]
 """
 
 
+@pytest.mark.slow
 def test_the_first_plan_of_several_kernels_is_compiled_kernel_by_kernel():
     f = parse_filter(THREE_KERNELS, "three.cain")
     alone = search(f, SearchConfig(node_budget=1000, kernel_by_kernel=0.0, fallback=False))
@@ -37,6 +39,7 @@ def test_the_first_plan_of_several_kernels_is_compiled_kernel_by_kernel():
     assert r.nodes <= 1000 + 100 and r.events[0].nodes <= 100  # a tenth of the budget (and the probe's)
 
 
+@pytest.mark.slow
 def test_the_kernels_are_compiled_one_at_a_time_again_while_that_plan_is_the_best(monkeypatch):
     """At a fifth of the budget the simultaneous search has nothing shorter than the kernel-by-kernel plan,
     so the kernels are compiled one at a time again with half of the budget: a shorter plan, found after
@@ -60,6 +63,7 @@ output k3 -> D = 1/4 [2 -1 -1; 0 4 3; -3 1 2]
 """
 
 
+@pytest.mark.slow
 def test_kernels_left_too_few_registers_for_the_search_are_constructed():
     """Four kernels in six registers: the last ones have too few registers for the search alone, so the
     constructive program computes them (halving the input in place, as nothing after needs it), after
