@@ -16,13 +16,16 @@ FILECHECK_DIR = Path(__file__).parent / "filecheck"
 SLOW_LIT = (
     "bus-synth/gauss3x3.cain",
     "emit/hypothetical.cain",
+    "frontend-json/errors.mlir",
     "frontend/errors/",
+    "frontend/example_",
     "search/exact_cp_sat.cain",
     "search/exact_icws.cain",
     "search/kernel_by_kernel.cain",
 )
-"""Lit tests left to the full suite: searches of hundreds to thousands of nodes, exact proofs, and the
-reader's errors one file each (tests/frontend/test_frontend.py checks each message and place in-process)."""
+"""Lit tests left to the full suite: searches of hundreds to thousands of nodes, exact proofs, the readers'
+errors one file each (tests/frontend/ checks each message and place in-process) and the
+examples' goal IR (tests/frontend and tests/dialects read and round-trip every example in-process)."""
 LIT = shutil.which("lit") or str(Path(sys.executable).parent / "lit")
 
 
