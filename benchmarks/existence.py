@@ -13,14 +13,20 @@ Singular (`apt install singular`) is used here only, never by Cain.
 from __future__ import annotations
 
 import argparse
-import json
 import shutil
 import subprocess
 import sys
 import time
 from pathlib import Path
 
-from benchmarks.common import RESULTS_DIR, command_line, machine_info, machine_line, markdown_table
+from benchmarks.common import (
+    RESULTS_DIR,
+    command_line,
+    machine_info,
+    machine_line,
+    markdown_table,
+    write_results,
+)
 from benchmarks.fuzz import CASES_DIR
 from cain.diagnostics import CainError
 from cain.frontend.kernel import parse_filter
@@ -152,7 +158,7 @@ def main(argv: list[str] | None = None) -> int:
     )
     args.out.mkdir(parents=True, exist_ok=True)
     record = {"experiment": "existence", "command": command, "machine": machine, "rows": rows}
-    (args.out / "results.json").write_text(json.dumps(record, indent=1, default=str) + "\n")
+    write_results(args.out, record)
     (args.out / "summary.md").write_text(summary)
     print(summary)
     return 0

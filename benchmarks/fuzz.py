@@ -7,7 +7,7 @@ Every filter is a kernel file as a user would write it: 1 to 4 kernels, 1 or 2 i
 one of `passed`, `no program` (cain-opt said no program fits the registers), `error` (another one-line
 error), `crash` (a traceback) or `wrong` (a program that does not compute its kernels). Every case that is
 not `passed` is saved as a kernel file under `--cases` (by default tests/regressions/fuzz/, which
-tests/test_fuzz.py compiles), so it stays a regression test.
+tests/passes/test_fuzz.py compiles), so it stays a regression test.
 
     python -m benchmarks.fuzz --samples 1000 --budget 1000
     python -m benchmarks.fuzz --samples 250 --budget 10s     # the default search budget

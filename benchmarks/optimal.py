@@ -42,7 +42,7 @@ FILTERS: dict[str, str] = {
 """The filters as kernel-language text (input in A, outputs in B and C, exact weights)."""
 
 SMALL = ("roberts", "sobel_x", "prewitt_x")
-"""Rows cheap enough to prove in tests (tests/test_exact.py)."""
+"""Rows cheap enough to prove in tests (tests/search/test_exact.py)."""
 
 
 def load(name: str, instruction_set: str) -> Filter:

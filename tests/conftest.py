@@ -1,6 +1,7 @@
 """Runs the lit + filecheck suite (tests/filecheck) inside pytest: each lit test file is a pytest item,
 run by lit on its own (so pytest-xdist spreads them over the workers), with lit's output as its
-failure report."""
+failure report. The few in SLOW_LIT are marked `slow`, like the pytest tests that the fast tier
+(`pytest -m "not slow"`) leaves out."""
 
 from __future__ import annotations
 
@@ -12,6 +13,19 @@ from pathlib import Path
 import pytest
 
 FILECHECK_DIR = Path(__file__).parent / "filecheck"
+SLOW_LIT = (
+    "bus-synth/gauss3x3.cain",
+    "emit/hypothetical.cain",
+    "frontend-json/errors.mlir",
+    "frontend/errors/",
+    "frontend/example_",
+    "search/exact_cp_sat.cain",
+    "search/exact_icws.cain",
+    "search/kernel_by_kernel.cain",
+)
+"""Lit tests left to the full suite: searches of hundreds to thousands of nodes, exact proofs, the readers'
+errors one file each (tests/frontend/ checks each message and place in-process) and the
+examples' goal IR (tests/frontend and tests/dialects read and round-trip every example in-process)."""
 LIT = shutil.which("lit") or str(Path(sys.executable).parent / "lit")
 
 
@@ -36,7 +50,10 @@ class LitFailure(Exception):
 
 class LitFile(pytest.File):
     def collect(self):
-        yield LitItem.from_parent(self, name=self.path.name)
+        item = LitItem.from_parent(self, name=self.path.name)
+        if self.path.relative_to(FILECHECK_DIR).as_posix().startswith(SLOW_LIT):
+            item.add_marker(pytest.mark.slow)
+        yield item
 
 
 def pytest_collect_file(parent, file_path: Path):

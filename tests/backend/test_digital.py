@@ -1,0 +1,238 @@
+"""The digital plane: the DREG simulator against the SDK's semantics, the bit cells' networks, lowering,
+allocation and verification of plans, and the mode end to end from kernel text."""
+
+from dataclasses import replace
+from pathlib import Path
+
+import numpy as np
+import pytest
+from cain.passes.digital import compile_digital
+
+import cain
+from cain.backend import digital
+from cain.backend.dreg_sim import from_planes, run_words, to_planes
+from cain.backend.sim import shift
+from cain.diagnostics import CainError
+from cain.frontend.java_json import parse_filter as parse_json
+from cain.model.dreg import (
+    DATA_DREGS,
+    FLAGS,
+    NETWORKS,
+    Encoding,
+    Word,
+    check_word,
+    run_network,
+    shortest_network,
+    truth_table,
+)
+from cain.model.filter import Filter
+from cain.model.goal import Goal
+from cain.model.isa import DIRECTIONS, SimulationError
+from cain.model.program import Instr, Program
+
+
+def test_dnews0_reads_the_flagged_neighbour_as_the_analogue_shift_does():
+    rng = np.random.default_rng(1)
+    plane = rng.random((6, 7)) < 0.5
+    for side, flag in FLAGS.items():
+        planes = {"R5": plane, **{f: np.full(plane.shape, f == flag) for f in FLAGS.values()}}
+        got = run_words([Word("DNEWS0", ("R6",), ("R5",))], planes)["R6"]
+        assert (got == shift(plane, DIRECTIONS[side])).all(), side
+
+
+def test_dnews0_ors_several_flags_and_reads_0_beyond_the_edge():
+    plane = np.ones((3, 3), dtype=bool)
+    planes = {"R5": plane, "R1": plane, "R2": ~plane, "R3": plane, "R4": ~plane}
+    got = run_words([Word("DNEWS0", ("R6",), ("R5",))], planes)["R6"]
+    assert got.tolist() == [[True] * 3] * 3  # every PE has a north or a south neighbour
+    got = run_words([Word("CLR", ("R3",)), Word("DNEWS0", ("R6",), ("R5",))], planes)["R6"]
+    assert got.tolist() == [[True] * 3, [True] * 3, [False] * 3]
+
+
+def test_logic_words_and_bit_planes():
+    a, b = to_planes(np.array([[0, 1, 2, 3]]), ["R5", "R6"]).values()
+    state = run_words(
+        [
+            Word("NOR", ("R7",), ("R5", "R6")),
+            Word("OR", ("R8",), ("R5", "R6")),
+            Word("NOT", ("R9",), ("R8",)),
+            Word("SET", ("R10", "R11")),
+        ],
+        {"R5": a, "R6": b},
+    )
+    assert state["R7"].tolist() == [[True, False, False, False]]
+    assert (state["R9"] == state["R7"]).all() and state["R10"].all()
+    assert from_planes(state, ["R5", "R6"], signed=True).tolist() == [[0, 1, -2, -1]]
+
+
+@pytest.mark.parametrize(
+    "word",
+    [
+        Word("NOR", ("R5",), ("R5", "R6")),
+        Word("OR", ("R5",), ("R6",)),
+        Word("MOV", ("FLAG",), ("R5",)),
+        Word("DNEWS0", ("R5",), ("R5",)),
+    ],
+)
+def test_illegal_words(word):
+    with pytest.raises(SimulationError):
+        check_word(word)
+
+
+def test_networks_compute_their_truth_tables():
+    for (k, targets), gates in NETWORKS.items():
+        assert set(targets) <= set(run_network(k, gates))
+    half_adder = (truth_table(2, lambda a, b: a ^ b), truth_table(2, lambda a, b: a & b))
+    gates = shortest_network(2, tuple(sorted(half_adder)))
+    assert len(gates) == 5 and set(half_adder) <= set(run_network(2, gates))
+
+
+def _plan(instrs):
+    return Program("t", [(0, "A")], instrs, [(instrs[-1].results[0], "A")])
+
+
+PLANS = {
+    "add": [Instr("movx", (1,), (0,), ("east",)), Instr("add", (2,), (1, 0))],
+    "addx": [Instr("movx", (1,), (0,), ("north",)), Instr("addx", (2,), (1, 0), ("west",))],
+    "sub": [Instr("movx", (1,), (0,), ("south",)), Instr("sub", (2,), (1, 0))],
+    "neg": [Instr("neg", (1,), (0,))],
+    "double and halve": [
+        Instr("add", (1,), (0, 0)),
+        Instr("movx", (2,), (1,), ("east",)),
+        Instr("add", (3,), (2, 1)),
+        Instr("div4", (4,), (3,)),
+    ],
+}
+
+
+@pytest.mark.parametrize("bits", [None, 2])
+@pytest.mark.parametrize("name", PLANS)
+def test_lowered_plans_are_exact(name, bits):
+    plan = _plan(PLANS[name])
+    filt = Filter.of_goals("t", plan.output_goals([Goal.identity(1)]), 0)
+    if bits is not None and name == "double and halve":
+        with pytest.raises(CainError, match="halves"):
+            digital.digital_program(plan, filt, Encoding((3,), bits))
+        return
+    program = digital.digital_program(plan, filt, Encoding((3,), bits))
+    digital.verify_digital(program)
+    images = digital.test_images(program.encoding, 1, size=9)
+    for got, want in zip(program.run(images), program.expected(images), strict=True):
+        m = program.margin
+        assert (got[..., m : 9 - m, m : 9 - m] == want[..., m : 9 - m, m : 9 - m]).all()
+    signed = [s for _, _, s in program.outputs]
+    assert signed == [bits is None and name in ("sub", "neg")]
+
+
+def test_verification_catches_a_wrong_word():
+    plan = _plan(PLANS["sub"])
+    program = digital.digital_program(
+        plan, Filter.of_goals("t", plan.output_goals([Goal.identity(1)]), 0), Encoding((2,))
+    )
+    i = next(i for i, w in enumerate(program.words) if w.kind == "NOR")
+    program.words[i] = Word("OR", program.words[i].dests, program.words[i].srcs)
+    with pytest.raises(CainError, match="wrongly"):
+        digital.verify_digital(program)
+
+
+NEIGHBOURS = """
+filter neighbours
+option mode = digital
+output N -> B = [1 1 1; 1 0 1; 1 1 1]
+"""
+
+
+def test_binary_neighbour_count_end_to_end():
+    result = cain.compile(NEIGHBOURS, budget=300)
+    assert result.digital is not None and result.icws == len(result.digital.words)
+    assert "scamp5_kernel_begin();" in result.c and " * input A: R" in result.c
+    assert "(bit 0 first, unsigned)" in result.c
+    ((_, regs, signed),) = result.digital.outputs
+    assert len(regs) == 4 and not signed
+    image = (np.random.default_rng(3).random((10, 10)) < 0.5).astype(np.int64)
+    got = result.simulate(image)[0]
+    want = sum(shift(image, (x, y)) for x in (-1, 0, 1) for y in (-1, 0, 1) if (x, y) != (0, 0))
+    assert (got[1:-1, 1:-1] == want[1:-1, 1:-1]).all()
+    assert set(result.digital.dregs) <= {"R0", *FLAGS.values(), *(f"R{i}" for i in range(5, 12))}
+
+
+def test_too_wide_for_the_dreg_file_is_a_clear_error():
+    text = "option mode = digital\noption input_bits = 8\noutput B = [1 1 1; 1 1 1; 1 1 1]"
+    with pytest.raises(CainError, match=r"needs \d+ DREGs at once, and the PE has 8 for data"):
+        cain.compile(text, budget=200)
+
+
+@pytest.mark.parametrize(
+    ("text", "message"),
+    [
+        ("option bits = 2\noutput B = [1 1]", "add `option mode = digital`"),
+        ("option mode = digital\noption bits = 0\noutput B = [1 1]", "bits must be an integer from 1 to 32"),
+        ("option mode = digital\noption dregs = R1 R5\noutput B = [1 1]", "direction flags"),
+        ("option mode = quantum\noutput B = [1 1]", "unknown mode"),
+    ],
+)
+def test_option_errors(text, message):
+    with pytest.raises(CainError, match=message):
+        cain.compile(text, budget=10)
+
+
+def test_the_dreg_dialect_prints_and_parses_back():
+    from xdsl.context import Context
+    from xdsl.dialects.builtin import ModuleOp
+    from xdsl.parser import Parser
+
+    from cain.cli import register_dialects
+
+    plan = _plan(PLANS["sub"])
+    program = digital.digital_program(plan, Filter.of_goals("t", plan.output_goals([Goal.identity(1)]), 0),
+                                      Encoding((2,)))
+    text = str(ModuleOp([digital.kernel_op(program)]))
+    module = Parser(register_dialects(Context()), text).parse_module()
+    module.verify()
+    (kernel,) = module.body.block.ops
+    assert str(module) == text and kernel.words() == program.words
+    bad = text.replace("dreg.NOR [", "dreg.NOR [\"R5\", ", 1)
+    with pytest.raises(Exception, match="takes 1 to 1 destinations|a destination is never also a source"):
+        Parser(register_dialects(Context()), bad).parse_module().verify()
+
+
+JAVA_BOX = Path(__file__).parent.parent.parent / "examples" / "json" / "digitalBox.json"
+
+
+def test_java_digital_config_is_read_as_the_old_tool_means_it():
+    filt = parse_json(JAVA_BOX.read_text(), "digitalBox.json")
+    assert filt.encoding == Encoding((2,), bits=2)  # placeholders DA1.. leave the DREGs to Cain
+    text = JAVA_BOX.read_text().replace('"DA1","DA2"', '"R9","R10"').replace('["DA1", "DA2"]', '["R9", "R10"]')
+    text = text.replace('["DB1", "DB2"]', '["R5", "R6"]').replace('["DC1", "DC2"]', '["R7", "R8"]')
+    text = text.replace('["DD1", "DD2"]', '["R11", "R0"]').replace('["S1", "S2", "S3", "S4"]', "[]")
+    pinned = parse_json(text, "pinned.json").encoding
+    assert pinned.input_dregs == (("R9", "R10"),) and set(pinned.dregs) == {"R0", *DATA_DREGS}
+
+
+@pytest.mark.slow
+def test_java_digital_box_within_90_icws_on_the_device():
+    """Cain-Java's FileRunTest.testDigitalBox (its test accepts 140): at the default budget, within R5-R11
+    and the direction flags."""
+    filt = parse_json(JAVA_BOX.read_text(), "digitalBox.json")
+    program = compile_digital(filt, replace(filt.encoding, dregs=DATA_DREGS[:7]))
+    assert program.icws <= 90
+    assert set(program.dregs) <= {*FLAGS.values(), *DATA_DREGS[:7]}
+
+
+def test_simulate_takes_integer_images_of_the_input_width():
+    result = cain.compile(NEIGHBOURS, budget=100)
+    with pytest.raises(CainError, match="unsigned integer images of 1 bit"):
+        result.simulate(np.full((6, 6), 2))
+    assert set(np.unique(result.quantized(np.arange(36.0).reshape(6, 6)))) == {0, 1}
+
+
+def test_digital_benchmark_fuzz_runs_and_counts(tmp_path):
+    from benchmarks import digital as bench
+
+    goal = Goal.from_matrices([[[0, 1, 0], [2, 0, -1], [0, 0, 3]]])
+    images = np.random.default_rng(5).integers(0, 4, size=(1, 2, 7, 7))
+    want = sum(c * shift(images[z], (x, y)) for (x, y, z), c in goal)
+    assert (bench.correlation(images, goal) == want).all()
+    assert bench.main(["fuzz", "--samples", "2", "--budget", "20", "--out", str(tmp_path)]) == 0
+    summary = (tmp_path / "fuzz" / "summary.md").read_text()
+    assert "| crash   | 0       |" in summary and "| wrong   | 0       |" in summary

@@ -1,0 +1,43 @@
+"""Emitted C compiled with the host's C++ compiler against the stand-in for the SCAMP-5d SDK (tests/c) and
+run on images: what the C tests compare with the direct correlation."""
+
+import shutil
+import subprocess
+from pathlib import Path
+
+import numpy as np
+
+C_DIR = Path(__file__).parent / "c"
+SIZE = 24
+CXX = shutil.which("g++") or shutil.which("c++")
+
+
+def compile_and_run(
+    c_text: str, function: str, inputs: list[str], outputs: list[str], images, tmp_path
+) -> np.ndarray:
+    """`function` of `c_text` run on `images` (one per input register): one image per output register."""
+    source = tmp_path / "kernel.cpp"
+    source.write_text(c_text)
+    exe = tmp_path / "driver"
+    subprocess.run(
+        [
+            CXX,
+            "-std=c++17",
+            "-O1",
+            f"-I{C_DIR}",
+            f"-DSCAMP5_SIZE={SIZE}",
+            f'-DCAIN_SOURCE="{source}"',
+            f"-DCAIN_KERNEL={function}",
+            str(C_DIR / "driver.cpp"),
+            "-o",
+            str(exe),
+        ],
+        check=True,
+        capture_output=True,
+        text=True,
+    )
+    data = "\n".join(" ".join(f"{v:.17g}" for v in image.ravel()) for image in images)
+    run = subprocess.run(
+        [str(exe), *inputs, "--", *outputs], input=data, capture_output=True, text=True, check=True
+    )
+    return np.array(run.stdout.split(), dtype=np.float64).reshape(len(outputs), SIZE, SIZE)

@@ -1,0 +1,119 @@
+"""The search engine (`cain.search.engine`, with `cain.search.budget` and `cain.search.portfolio`): a node
+budget stops it exactly, it says why it stopped in the words users read, a node budget and a seed make it
+deterministic, and the program it returns computes the filter."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import pytest
+
+from cain.backend.verify import verify_for_filter
+from cain.frontend.kernel import parse_filter
+from cain.search import SearchConfig, search
+from cain.search.allocate import allocated
+from cain.search.budget import Budget, OutOfBudget, Stopped
+from cain.search.exact.deepening import ExactSearch
+
+EXAMPLES = Path(__file__).parent.parent.parent / "examples"
+
+ALONE = {
+    "structure_nodes": 0,
+    "kernel_by_kernel": 0.0,
+    "exact_reach": 0,
+    "fallback": False,
+    "progress": False,
+}
+"""The heuristic traversal alone: no factoring, no kernel-by-kernel plan, no exact search, no constructive
+program."""
+
+
+def example(name: str):
+    return parse_filter((EXAMPLES / f"{name}.cain").read_text(), f"{name}.cain")
+
+
+def test_a_node_budget_stops_the_traversal_at_that_many_nodes():
+    result = search(example("sobel"), SearchConfig(node_budget=150, **ALONE))
+    assert result.stopped is Stopped.NODES
+    assert result.nodes == 150
+
+
+@pytest.mark.parametrize("workers", [1, 2])
+def test_a_node_budget_and_a_seed_give_the_same_program(workers):
+    cfg = SearchConfig(node_budget=200, seed=7, workers=workers, **ALONE)
+    first, second = search(example("sobel"), cfg), search(example("sobel"), cfg)
+    assert first.program is not None
+    assert first.program.instrs == second.program.instrs
+    if workers == 1:  # several workers' improvements interleave by time
+        assert [(e.nodes, e.macros) for e in first.events] == [(e.nodes, e.macros) for e in second.events]
+    assert first.nodes == second.nodes == 200 * workers
+
+
+def test_the_program_returned_computes_the_filter():
+    filt = example("sobel")
+    result = search(filt, SearchConfig(node_budget=300, progress=False))
+    assert result.program is not None and result.plan is not None
+    report = verify_for_filter(result.program, filt)
+    assert report.macros == result.program.macros
+    assert not report.problems
+
+
+CNN6 = """filter cnn6
+input  A
+output k0 -> A = 1/2 [-1 1 1; 1 0 0; 1 -1 -1]
+output k1 -> B = 1/2 [-1 1 -1; -1 0 1; 1 0 0]
+output k2 -> C = 1/2 [1 -1 1; -1 1 0; 0 1 0]
+output k3 -> D = 1/2 [0 1 -1; 0 0 0; 0 1 1]
+output k4 -> E = 1/2 [-1 -1 0; -1 0 0; 1 0 0]
+output k5 -> F = 1/2 [1 1 -1; 0 1 1; -1 0 0]
+"""
+"""Six kernels in six registers: no program of the goal model fits (`cain.search.exact.full`)."""
+
+
+def test_a_filter_no_program_of_the_model_fits_is_not_searched():
+    cfg = SearchConfig(node_budget=50, progress=False, fallback=False)
+    result = search(parse_filter(CNN6, "cnn6.cain"), cfg)
+    assert result.stopped is Stopped.IMPOSSIBLE and result.nodes == 0 and result.program is None
+
+
+def test_why_a_search_stopped_reads_as_the_word_users_know():
+    assert {str(s) for s in Stopped} == {
+        "time", "nodes", "memory", "optimal", "exhausted", "upper", "impossible", "round", "error"
+    }  # fmt: skip
+    assert f"within the budget ({Stopped.TIME})" == "within the budget (time)"
+    assert Stopped.NODES == "nodes"
+
+
+def test_the_budget_counts_nodes_time_and_the_grace_after_the_deadline():
+    assert not Budget().out_of_nodes(10**9) and not Budget().late(10**9) and not Budget().over_memory()
+    nodes = Budget(nodes=5)
+    assert not nodes.out_of_nodes(4) and nodes.out_of_nodes(5)
+    with pytest.raises(OutOfBudget) as stop:
+        nodes.check(5)
+    assert stop.value.reason is Stopped.NODES
+    timed = Budget(time=100.0, grace=0.1, start=0.0)
+    assert timed.deadline == 100.0 and not timed.late(99.9) and timed.late(100.0)
+    assert not timed.past_grace(109.9) and timed.past_grace(110.0)
+    short = Budget(time=1.0, grace=0.1, start=0.0)
+    assert not short.past_grace(1.9) and short.past_grace(2.0)  # a second at least
+    assert Budget(memory=1).over_memory()
+
+
+def test_a_time_budget_stops_the_search():
+    big = parse_filter(
+        "filter big\ninput A\noutput o -> B = [3 5 7 5 3; 5 9 13 9 5; 7 13 19 13 7; 5 9 13 9 5; 3 5 7 5 3]\n"
+        "output p -> C = [1 -2 3 -2 1; 2 7 -5 7 2; 3 -5 11 -5 3; 2 7 -5 7 2; 1 -2 3 -2 1]\n",
+        "big.cain",
+    )
+    result = search(big, SearchConfig(time_budget=0.5, **ALONE))
+    assert result.stopped in (Stopped.TIME, Stopped.OPTIMAL)
+    assert result.seconds < 0.5 + 1.0 + 3.0  # the grace (a second at least), and a loaded machine
+
+
+def test_the_exact_search_counts_the_node_past_its_budget_and_stops():
+    filt = example("sobel")
+    names = filt.registers
+    exact = ExactSearch(filt, "all", names, lambda p: allocated(p, names), Budget(nodes=20), max_horizon=0)
+    found = exact.run()
+    assert found.stopped is Stopped.NODES and found.nodes == 21 and found.program is None
+    assert found.bound >= 1

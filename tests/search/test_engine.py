@@ -1,0 +1,189 @@
+"""Whole searches under node budgets whose programs are checked by the verifier: instruction sets,
+traversals, costs, workers, determinism, options and their errors, and the rounds of a worker."""
+
+from __future__ import annotations
+
+import pytest
+from search_cases import check, example, kernel_filter
+
+from cain.backend.bus_synth import synthesize
+from cain.diagnostics import CainError
+from cain.search import SearchConfig, search
+from cain.search.heuristic import worker
+from cain.search.heuristic.worker import BUS_CANDIDATES, BUS_OPTIONS, to_score
+
+
+@pytest.mark.parametrize("name", ["sobel", "gauss3x3"])
+@pytest.mark.parametrize("iset", ["all", "basic"])
+def test_search_finds_verified_programs(name, iset):
+    f = example(name)
+    r = search(f, SearchConfig(instruction_set=iset, node_budget=300, progress=False))
+    check(r.program, f)
+    assert r.plan is not None and not r.plan.registers
+    # "optimal": the plan reached the lower bound before the budget; the probe's nodes (a tenth) on top
+    assert r.stopped in ("nodes", "exhausted", "optimal") and 0 < r.nodes <= 300 + 30
+    assert r.peak_memory > 0 and r.seconds > 0
+    assert r.events and r.events[-1].macros == r.program.macros
+    lengths = [e.macros for e in r.events]
+    assert lengths == sorted(lengths, reverse=True) and len(set(lengths)) == len(lengths)
+
+
+def test_gauss3x3_reaches_the_papers_length_within_a_small_budget():
+    f = example("gauss3x3")
+    r = search(f, SearchConfig(instruction_set="basic", node_budget=200, progress=False))
+    check(r.program, f)
+    assert r.program.macros <= 12
+
+
+def test_search_is_deterministic_for_a_node_budget():
+    f = example("sobel")
+    cfg = SearchConfig(node_budget=150, seed=3, progress=False)
+    a, b = search(f, cfg), search(f, cfg)
+    assert a.program.instrs == b.program.instrs and a.program.registers == b.program.registers
+    assert [(e.nodes, e.macros) for e in a.events] == [(e.nodes, e.macros) for e in b.events]
+
+
+def test_parallel_search_is_deterministic_for_a_node_budget():
+    f = example("sobel")
+    cfg = SearchConfig(node_budget=120, seed=1, workers=2, progress=False)
+    a, b = search(f, cfg), search(f, cfg)
+    check(a.program, f)
+    assert a.program.instrs == b.program.instrs
+    # each worker's budget, and the probe's 12 nodes before them (`EXACT_PROBE`, a tenth of the budget)
+    assert a.nodes == b.nodes == 2 * 120 + 12
+
+
+def test_parallel_peak_memory_sums_the_workers():
+    """Each worker process is resident at once: the peak counts every one of them, not the largest."""
+    import resource
+
+    f = example("sobel")
+    r = search(f, SearchConfig(node_budget=60, workers=2, progress=False))
+    parent = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss * 1024
+    # each forked worker is at least a few MB resident, so the sum exceeds the parent's own peak
+    assert r.peak_memory > parent + 2 * 2**20
+
+
+@pytest.mark.parametrize("traversal", ["cgds", "best-first"])
+def test_a_bounded_frontier_still_finds_verified_plans(traversal):
+    """Past `frontier_limit` held children, nodes put back keep only their next few: plans stay correct."""
+    f = example("gauss3x3")
+    small = SearchConfig(node_budget=400, frontier_limit=20, frontier_keep=2, traversal=traversal, progress=False)
+    r = search(f, small)
+    check(r.program, f)
+    assert r.nodes == 400 or r.stopped == "exhausted"
+
+
+@pytest.mark.parametrize(
+    "traversal, matrix", [("dfs", "[0 1 0; 1 1 1; 0 1 0]"), ("best-first", "[0 1 0; 1 1 1; 0 1 0]"), ("bfs", "[1 1 0]")]
+)
+def test_other_traversals_find_plans(traversal, matrix):
+    f = kernel_filter(matrix, "plus")
+    r = search(f, SearchConfig(node_budget=400, traversal=traversal, progress=False))
+    check(r.program, f)
+
+
+def test_icws_cost_scores_plans_at_bus_level():
+    f = kernel_filter("1/2 [1 0 1]", "halves")
+    r = search(f, SearchConfig(node_budget=300, cost="icws", progress=False))
+    check(r.program, f)
+    # the plans are found by macros, then the shortest are synthesised at bus level and the best kept
+    assert all(e.bus_icws == 0 for e in r.events[:-1])
+    assert len(synthesize(r.program, f, BUS_OPTIONS).ops) == r.events[-1].bus_icws < r.program.icws
+
+
+def test_random_order_is_deterministic_for_a_seed():
+    f = kernel_filter("[1 1 0]")
+    cfg = SearchConfig(node_budget=100, heuristic="random", seed=5, progress=False)
+    a, b = search(f, cfg), search(f, cfg)
+    assert (a.program is None) == (b.program is None)
+    if a.program is not None:
+        check(a.program, f)
+        assert a.program.instrs == b.program.instrs
+
+
+def test_doubling_takes_two_instructions():
+    """2x the input: no macro adds a register to itself, so a copy (or a negation) comes first."""
+    f = kernel_filter("[0 2 0]")
+    r = search(f, SearchConfig(node_budget=50, progress=False))
+    check(r.program, f)
+    assert r.program.macros == 2
+    assert sorted(i.macro for i in r.program.instrs) in (["add", "mov"], ["neg", "sub"])
+
+
+def test_a_subset_of_macros_is_honoured():
+    f = example("sobel")
+    r = search(f, SearchConfig(macros=("add", "sub", "movx", "mov", "neg"), node_budget=300, progress=False))
+    check(r.program, f)
+    assert {i.macro for i in r.program.instrs} <= {"add", "sub", "movx", "mov", "neg"}
+
+
+def test_progress_never_writes_to_stdout(capsys):
+    f = kernel_filter("[1 1 0]")
+    search(f, SearchConfig(node_budget=20, progress=True))
+    out, err = capsys.readouterr()
+    assert out == "" and "search: best" in err
+
+
+@pytest.mark.parametrize(
+    "cfg, message",
+    [
+        (SearchConfig(traversal="sideways"), "unknown traversal"),
+        (SearchConfig(cost="joules"), "unknown cost"),
+        (SearchConfig(instruction_set="fancy"), "unknown instruction set"),
+        (SearchConfig(workers=0), "workers"),
+        (SearchConfig(node_budget=0), "node budget"),
+        (SearchConfig(registers=("A", "C")), "register(s) B"),
+    ],
+)
+def test_configuration_errors_are_clear(cfg, message):
+    with pytest.raises(CainError, match=message.replace("(", r"\(").replace(")", r"\)")):
+        search(kernel_filter("[1 1 0]"), cfg)
+
+
+def test_a_smaller_register_file_is_honoured():
+    f = example("sobel")
+    r = search(f, SearchConfig(registers=4, node_budget=300, progress=False))
+    check(r.program, f)
+    assert set(r.program.registers.values()) <= {"A", "B", "C", "D"}
+
+
+def test_cost_icws_scores_one_plan_of_each_length_then_the_shortest():
+    """Earlier, longer plans are scored at bus level too (AnalogNet2's 29-macro plan lowers to fewer ICWs
+    than its 21-macro ones), before more of the shortest; ties beyond `BUS_CANDIDATES` are not."""
+
+    class Plan:
+        def __init__(self, macros: int, tag: str):
+            self.macros, self.tag = macros, tag
+
+    lengths = [29, 25, *[21] * (BUS_CANDIDATES + 2), 22, 25]
+    candidates = [(Plan(m, f"{m}-{i}"), None) for i, m in enumerate(lengths)]
+    chosen = [done.tag for done, _ in to_score(candidates)]
+    assert chosen == ["21-2", "22-12", "25-1", "29-0"] + [f"21-{i}" for i in range(3, 2 + BUS_CANDIDATES)]
+
+
+@pytest.mark.parametrize("name", ["laplacian", "analognet2"])
+def test_rounds_from_the_best_plans_path_rebuild_its_prefix_and_hand_over(name):
+    """`restart_from_plan`: a round starts on the best plan's path with the plan's prefix (so a plan found
+    from there is whole), and a round that exhausts its part of the space does not end the search."""
+    f = example(name)
+    cfg = SearchConfig(node_budget=1500, restart=40, restart_from_plan=True, progress=False)
+    w = worker.Worker(f, cfg, f.registers)
+    starts = []
+    traverse = w._round
+
+    def spy(progress, round_end, root=None):
+        if root is not None:
+            chain, n = [], root
+            while n is not None:
+                chain.append((n.bag, n.cost, n.pair))
+                n = n.parent
+            assert 1 < len(chain) < len(w.best_path) and chain[::-1] == w.best_path[: len(chain)]
+            starts.append(root)
+        return traverse(progress, round_end, root)
+
+    w._round = spy
+    stopped = w.run()
+    assert starts
+    assert stopped == "optimal" or (stopped == "nodes" and w.nodes >= 1500)
+    check(w.best, f)

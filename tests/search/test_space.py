@@ -1,0 +1,138 @@
+"""The search space: pair generation and heuristic on the paper's AnalogNet2 example (equation 9), the order
+of pairs, and the register count and instruction set they respect."""
+
+from __future__ import annotations
+
+import pytest
+from search_cases import goal
+
+from cain.model.goal import Goal
+from cain.search.goals import atoms
+from cain.search.goals.space import Space
+
+# -- the paper's AnalogNet2 example -------------------------------------------------------------
+
+K1 = goal([0, 0, 0], [-3, 1, 0], [-3, 0, 2])
+
+K2 = goal([-4, -1, 1], [-1, 2, 0], [1, 1, 0])
+
+K3 = goal([-1, 2, 0], [-1, 1, -3], [0, -3, 0])
+
+L1 = goal([-1, 2, 0], [-1, 1, 0], [0, 0, 0])
+
+L2 = goal([0, 0, 0], [0, 0, -3], [0, 0, 0])
+
+L3 = goal([0, 0, 0], [0, 0, 0], [0, -3, 0])
+
+
+def analognet2_space() -> Space:
+    return Space("all", depth=2, registers=6, inputs=[atoms.from_goal(Goal.identity(4))])
+
+
+def formula(goals: list[Goal], depth: int) -> float:
+    """The heuristic as documented, computed independently on `cain.model.goal.Goal`s."""
+
+    def inside(small: Goal, big: Goal) -> bool:
+        b = big.as_dict()
+        return small.total < big.total and all(
+            (c > 0 and b.get(a, 0) >= c) or (c < 0 and b.get(a, 0) <= c) for a, c in small
+        )
+
+    h = 0.0
+    patterns = set()
+    for i, g in enumerate(goals):
+        dist = sum(abs(c) * (abs(x) + abs(y) + z + (c < 0)) for (x, y, z), c in g)
+        relief = any(j != i and other != g and inside(g, other) for j, other in enumerate(goals))
+        h += g.total + dist * (0.5 if relief else 1)
+        if len(g) >= 2:
+            (x0, y0, _), _ = g.items[0]
+            key = g.shifted((-x0, -y0))
+            if key not in patterns:
+                patterns.add(key)
+                h += g.total**2
+    h += 2**depth / min(abs(c) for g in goals for _, c in g)
+    return h
+
+
+def test_equation_9_pair_is_generated_with_its_child_bag():
+    space = analognet2_space()
+    bag = space.bag(atoms.from_goal(k) for k in (K1, K2, K3))
+    k3 = space.intern(atoms.from_goal(K3))
+    lowers = {space.intern(atoms.from_goal(g)) for g in (L1, L2, L3)}
+    found = [
+        (h, pair, child)
+        for h, pair, child in space.pairs(bag)
+        if pair[0] == "add3" and pair[2] == k3 and set(pair[3]) == lowers
+    ]
+    assert found, "the paper's first step (equation 9) is not among the generated pairs"
+    h, _, child = found[0]
+    assert len(child) == 5
+    assert sorted(space.goal_of[g] for g in child) == sorted(atoms.from_goal(g) for g in (K1, K2, L1, L2, L3))
+    assert h == space.cost(child)
+
+
+def test_heuristic_follows_its_formula_on_equation_9():
+    space = analognet2_space()
+    child_goals = [K1, K2, L1, L2, L3]
+    child = space.bag(atoms.from_goal(g) for g in child_goals)
+    assert space.cost(child) == pytest.approx(formula(child_goals, 2))
+    # L2 and L3 are one pattern (a single position: no repetition term); L1 is new
+    root = [K1, K2, K3]
+    assert space.cost(space.bag(atoms.from_goal(g) for g in root)) == pytest.approx(formula(root, 2))
+
+
+def test_heuristic_prefers_a_repeated_pattern():
+    """Splitting a goal into two translated copies of one half beats an uneven split."""
+    space = Space("all", depth=2, registers=6, inputs=[atoms.from_goal(Goal.identity(4))])
+    even = space.bag(atoms.from_goal(g) for g in (goal([1, 1, 0]), goal([0, 1, 1])))
+    uneven = space.bag(atoms.from_goal(g) for g in (goal([1, 0, 0]), goal([0, 2, 1])))
+    assert space.cost(even) < space.cost(uneven)
+
+
+def test_pairs_that_eliminate_a_goal_come_first():
+    """A goal one instruction away from goals already in the bag (here a moved copy of another goal) is
+    removed before any pair that splits a goal, although the heuristic alone prefers splitting the big
+    Gaussian (hundreds of pairs would come first)."""
+    space = Space("all", depth=6, registers=6, inputs=[atoms.from_goal(Goal.identity(64))])
+    gauss = goal([4, 8, 4], [8, 16, 8], [4, 8, 4])
+    w = goal([0, 1, 2, 1], [1, 3, 3, 1], [2, 3, 1, 0], [1, 1, 0, 0])
+    bag = space.bag(atoms.from_goal(x) for x in (gauss, w, w.shifted((1, 1))))
+    pairs = space.pairs(bag)
+    eliminating = [i for i, (_, _, child) in enumerate(pairs) if len(child) < len(bag)]
+    assert eliminating == [0, 1]  # either copy of w made from the other by one mov2x
+    assert {pairs[i][1][0] for i in eliminating} == {"mov2x"}
+    assert min(space.cost(child) for _, _, child in pairs) < space.cost(pairs[0][2])
+
+
+def test_pairs_that_split_a_goal_into_copies_of_another_come_next():
+    """The 5x5 Gaussian's inner part W is two moved quarters of the 3x3 Gaussian G: splitting W into them
+    (each made from G by two divisions and a move) is tried before any split into new goals, and the
+    quarter is then taken nearer G (a division or a move towards it) before anything else."""
+    space = Space("all", depth=6, registers=6, inputs=[atoms.from_goal(Goal.identity(64))])
+    g = goal([4, 8, 4], [8, 16, 8], [4, 8, 4])
+    quarter = goal([1, 2, 1], [2, 4, 2], [1, 2, 1])
+    w = quarter.shifted((0, 1)) + quarter.shifted((1, 0))
+    bag = space.bag(atoms.from_goal(x) for x in (g, w))
+    top = space.pairs(bag)[0]
+    assert top[1][2] == space.intern(atoms.from_goal(w))
+    lowers = [atoms.to_goal(space.goal_of[lo]) for lo in top[1][3]]
+    assert all(lo.total == 16 and any(lo == quarter.shifted((x, y)) for x in range(-3, 4) for y in range(-3, 4))
+               for lo in lowers)
+    copy = next(lo for lo in top[1][3] if lo not in bag)
+    step = space.pairs(space.bag([atoms.from_goal(g), space.goal_of[copy]]))[0]
+    assert step[1][2] == copy and step[1][0] in ("div", "movx", "mov2x")
+
+
+def test_pairs_respect_the_register_count():
+    space = Space("all", depth=2, registers=3, inputs=[atoms.from_goal(Goal.identity(4))])
+    bag = space.bag(atoms.from_goal(k) for k in (K1, K2, K3))
+    for _, (macro, _, _, _), child in space.pairs(bag):
+        assert len(child) <= 3
+        assert macro != "div" or len(child) <= 1  # div needs a scratch register and its own result
+
+
+def test_basic_pairs_use_only_basic_macros():
+    space = Space("basic", depth=2, registers=6, inputs=[atoms.from_goal(Goal.identity(4))])
+    bag = space.bag(atoms.from_goal(k) for k in (K1, K2, K3))
+    used = {pair[0] for _, pair, _ in space.pairs(bag)}
+    assert used and used <= {"add", "sub", "neg", "movx", "mov", "divq", "res"}
