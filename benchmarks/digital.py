@@ -11,7 +11,7 @@ the DREG simulator before it is counted, and once more here on other images.
 The fuzz campaign compiles random kernel files (signed integer weights, 1 to 3 input bits, exact or fixed
 widths) through `cain.compile`; each outcome is `passed`, `no fit` (the clear error that the DREG file is
 too small), `error` (another one-line error), `crash` (a traceback) or `wrong`. Every case not `passed` or
-`no fit` is saved under tests/regressions/digital/, which tests/test_digital.py compiles.
+`no fit` is saved under tests/regressions/digital/, which tests/backend/test_digital.py compiles (each must then give a verified program, or say it does not fit).
 """
 
 from __future__ import annotations

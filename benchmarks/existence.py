@@ -153,7 +153,7 @@ def main(argv: list[str] | None = None) -> int:
     command = command_line("existence", argv)
     summary = (
         f"# Where Cain finds no program, does one exist?\n\nCommand: `{command}`\n\nMachine: "
-        f"{machine_line(machine)}\n\nA program exists in theory (docs/search.md, 'One kernel over the inputs') "
+        f"{machine_line(machine)}\n\nA program exists in theory (docs/search-design.md, 'One kernel over the inputs') "
         f"for {shown} of {len(rows)} cases.\n\n{table}\n"
     )
     args.out.mkdir(parents=True, exist_ok=True)

@@ -119,7 +119,7 @@ class SearchPass(ModulePass):
                         "every register is taken while the inputs are still read, so the last output would "
                         "have to be formed over an input, which neither the search nor the constructive "
                         "program could do here; for many such filters a program exists in theory, but Cain "
-                        "cannot build it: docs/search.md, 'One kernel over the inputs')"
+                        "cannot build it: docs/search-design.md, 'One kernel over the inputs')"
                     )
                 raise CainError(
                     f"search: found no program for filter '{filt.name}' in its {registers} "

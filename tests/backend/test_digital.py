@@ -236,3 +236,16 @@ def test_digital_benchmark_fuzz_runs_and_counts(tmp_path):
     assert bench.main(["fuzz", "--samples", "2", "--budget", "20", "--out", str(tmp_path)]) == 0
     summary = (tmp_path / "fuzz" / "summary.md").read_text()
     assert "| crash   | 0       |" in summary and "| wrong   | 0       |" in summary
+
+
+DIGITAL_REGRESSIONS = sorted((Path(__file__).parents[1] / "regressions" / "digital").glob("*.cain"))
+"""Filters the digital fuzz campaign (`python -m benchmarks.digital fuzz`) failed on, kept as it found them."""
+
+
+@pytest.mark.parametrize("path", DIGITAL_REGRESSIONS, ids=lambda p: p.stem)
+def test_digital_fuzz_regressions_compile_to_verified_programs_or_say_they_do_not_fit(path):
+    try:
+        result = cain.compile(path.read_text(), budget=300)
+    except digital.DigitalAllocationError:
+        return
+    assert result.digital is not None

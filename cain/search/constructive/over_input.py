@@ -9,7 +9,7 @@ added the other inputs and the finished kernels `k_j`, moved too (each restored 
 
 with integer polynomials `F_b` and `g_j`. So, channel by channel: `l`'s channel-`c` polynomial is ±m·2^e
 plus a combination of the others', and each other channel's remainder is a multiple of its input's
-scale (docs/search.md, "One kernel over the inputs"). The certificate `(±m, g, F)` is found by integer
+scale (docs/search-design.md, "One kernel over the inputs"). The certificate `(±m, g, F)` is found by integer
 linear algebra in a window one step past the kernels (python-flint's lattice reduction: without it, none).
 """
 
