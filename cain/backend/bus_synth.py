@@ -189,6 +189,10 @@ class _State:
 
 
 class _Synth:
+    """The beam search over one plan. Its liveness table (`last`) is over the plan's steps, not the
+    program's instructions (`Program.last_uses`): copies are folded into their readers and equal steps
+    merged, so a value's last reader is another step, often of another value (the copy's source)."""
+
     def __init__(self, plan: Plan, registers: Sequence[str], options: Options, mode: str):
         if mode not in DEFERRALS:
             raise ValueError(f"unknown deferral mode {mode!r} (choose from {', '.join(DEFERRALS)})")

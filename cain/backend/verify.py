@@ -189,12 +189,7 @@ def _symbolic_registers(
     channels: int,
 ) -> None:
     """Run every macro's micro-ops on goals in the register file; name the first lost value."""
-    last: dict[int, int] = {}
-    for i, instr in enumerate(program.instrs):
-        for o in instr.operands:
-            last[o] = i
-    for v, _ in program.outputs:
-        last[v] = len(program.instrs)
+    last = program.last_uses()
     define = {v: -1 for v, _ in program.inputs} | {
         r: i for i, ins in enumerate(program.instrs) for r in ins.results
     }
