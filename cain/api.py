@@ -27,6 +27,7 @@ from xdsl.utils.exceptions import DiagnosticException, ParseError, PassFailedExc
 from cain.backend.convert import program_from_kernel
 from cain.backend.emit_c import emit_kernel, emit_module
 from cain.backend.sim import Noise, shift, simulate
+from cain.backend.verify import ensure_verified
 from cain.cli import register_dialects
 from cain.diagnostics import CainError
 from cain.dialects.goal import FilterOp, filter_from_op, filter_to_op
@@ -43,7 +44,6 @@ from cain.passes.emit import EmitPass, emitted_text
 from cain.passes.expand_bus import ExpandBusPass
 from cain.passes.regalloc import RegallocPass
 from cain.passes.search import SearchPass
-from cain.passes.verify import VerifyPass
 
 XDSL_ERRORS = (ParseError, VerifyException, DiagnosticException, PassFailedException)
 """xDSL's errors about the input, which `cain-opt` prints as `error: ...`."""
@@ -227,8 +227,9 @@ class SearchOptions:
 
 
 def compile_filter(filt: Filter, search: SearchOptions = SearchOptions()) -> Compiled:
-    """Run `search`, `regalloc`, `emit` (and `expand-bus`, `verify` for the bus level) on the goal IR of
-    `filt`, keeping the IR after each pass."""
+    """Run `search`, `regalloc`, `emit` (and `expand-bus` for the bus level) on the goal IR of `filt`,
+    keeping the IR after each pass. Each level is verified once (`cain.backend.verify.remember`): the bus
+    level is the expansion of the allocated program, whose verification ran it."""
     start = clock.perf_counter()
     ctx = _context()
     module = ModuleOp([filter_to_op(filt)])
@@ -240,18 +241,23 @@ def compile_filter(filt: Filter, search: SearchOptions = SearchOptions()) -> Com
         ir["allocated"] = str(module)
         bus = module.clone()
         ExpandBusPass().apply(ctx, bus)
-        VerifyPass().apply(ctx, bus)
+        ensure_verified(_kernel(bus))
         ir["bus"] = str(bus)
         EmitPass().apply(ctx, module)
     except XDSL_ERRORS as e:
         raise CainError(str(e)) from None
-    (kernel,) = [op for op in module.walk() if isinstance(op, KernelOp)]
+    kernel = _kernel(module)
     program = program_from_kernel(kernel)
     c = emitted_text(module)
     assert c is not None
     return Compiled(
         filt, program, c, emit_kernel(kernel), ir, program.macros, program.icws, clock.perf_counter() - start
     )
+
+
+def _kernel(module: ModuleOp) -> KernelOp:
+    (kernel,) = [op for op in module.walk() if isinstance(op, KernelOp)]
+    return kernel
 
 
 def compile(

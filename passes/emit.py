@@ -15,7 +15,7 @@ from xdsl.passes import ModulePass
 
 from cain.backend.convert import kernels_of
 from cain.backend.emit_c import emit_module, foreign_registers
-from cain.backend.verify import verify_kernel
+from cain.backend.verify import ensure_verified
 from cain.diagnostics import CainError
 
 C_TEXT = "scamp5.c_text"
@@ -29,7 +29,8 @@ class EmitPass(ModulePass):
     name = "emit"
 
     verify: bool = True
-    """Verify each kernel before printing it (`verify=false` to skip)."""
+    """Verify each kernel before printing it, unless an earlier pass of this run verified it
+    (`verify=false` to skip)."""
     strict: bool = False
     """Refuse a kernel that uses registers SCAMP-5d lacks (beyond A..F) instead of printing it for a
     hypothetical device with a warning."""
@@ -38,7 +39,7 @@ class EmitPass(ModulePass):
         kernels = kernels_of(op, "emit", allocated=True)
         for kernel in kernels:
             if self.verify:
-                verify_kernel(kernel, images=1, size=32)
+                ensure_verified(kernel, images=1, size=32)
             foreign = foreign_registers(kernel)
             if foreign and self.strict:
                 raise CainError(

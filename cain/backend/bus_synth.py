@@ -24,7 +24,7 @@ from dataclasses import dataclass, field
 from itertools import combinations, product
 
 from cain.backend.regalloc import allocate
-from cain.backend.sim import Noise, instr_micro_ops, output_noise
+from cain.backend.sim import Noise, expansion, output_noise
 from cain.backend.verify import VerificationError, verify_bus
 from cain.model.filter import Filter
 from cain.model.isa import DIRECTIONS, MACROS, NEIGHBOUR_NEWS, NEWS, OPPOSITE, MicroOp, offset_of
@@ -623,11 +623,6 @@ class _Synth:
 
 
 # -- entry points -------------------------------------------------------------------------------------
-
-
-def expansion(program: Program) -> list[MicroOp]:
-    """The micro-ops of an allocated program's macros, as the SDK expands them."""
-    return [op for instr in program.instrs for op in instr_micro_ops(instr, program.registers)]
 
 
 def synthesize_ops(

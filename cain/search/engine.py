@@ -22,7 +22,7 @@ from cain.search.exact_bus import ExactBusSearch, upper_ops
 from cain.search.fallback import fallback, shortest_fitting
 from cain.search.full import full_bag_refuted
 from cain.search.space import Space
-from cain.search.worker import Worker, allocated, finish, verify
+from cain.search.worker import Worker, allocated, verify
 
 
 def _own_peak_memory() -> int:
@@ -88,10 +88,10 @@ def search(filt: Filter, cfg: SearchConfig | None = None) -> SearchResult:
         result = _search_heuristic(filt, cfg, names, start, bound)
     after = time.perf_counter()
     result.seconds = after - start
-    if result.program is not None:
-        verify(result.program, filt)
     if cfg.fallback:
         _fallback(result, filt, cfg, names)
+    if result.program is not None:
+        verify(result.program, filt)
     result.finish_seconds = time.perf_counter() - after
     result.lower_bound = max(result.lower_bound, bound)
     result.model_bound = max(result.model_bound, result.lower_bound)
@@ -330,9 +330,9 @@ class _CpSat:
 def _constructive(
     filt: Filter, cfg: SearchConfig, names: tuple[str, ...], stop: Callable[[], bool] | None = None
 ) -> tuple[Program, Program] | None:
-    """The shortest constructive program that allocates and verifies (`fallback`), else, with one
-    register too few for it, the last kernel formed over an input (`over_input`); with its SSA form."""
-    done = lambda p: finish(p, filt, names)
+    """The shortest constructive program that allocates (`fallback`), else, with one register too few for
+    it, the last kernel formed over an input (`over_input`); with its SSA form. Verified by `search` if kept."""
+    done = lambda p: allocated(p, names)
     found = fallback(filt, cfg.instruction_set, names, done, stop=stop)
     if found is None and over_input.applies(filt, len(names)):
         found = shortest_fitting(over_input.programs(filt, cfg.instruction_set, len(names), stop), names, done)
@@ -361,7 +361,7 @@ def _fallback(result: SearchResult, filt: Filter, cfg: SearchConfig, names: tupl
     elif result.program is None:
         for more in range(1, 9):
             wider = names + tuple(f"R{len(names) + i}" for i in range(more))
-            if fallback(filt, cfg.instruction_set, wider, lambda p, w=wider: finish(p, filt, w)) is not None:
+            if fallback(filt, cfg.instruction_set, wider, lambda p, w=wider: allocated(p, w)) is not None:
                 result.registers_needed = len(wider)
                 break
 
