@@ -25,11 +25,11 @@ from xdsl.parser import Parser
 from xdsl.utils.exceptions import DiagnosticException, ParseError, PassFailedException, VerifyException
 
 from cain.backend.convert import program_from_kernel
-from cain.backend.emit_c import emit_kernel, emit_module
+from cain.backend.emit_c import CTarget, emit_kernel, emit_module
 from cain.backend.sim import Noise, shift, simulate
 from cain.backend.verify import ensure_verified
-from cain.cli import register_dialects
 from cain.diagnostics import CainError
+from cain.dialects import register_dialects
 from cain.dialects.goal import FilterOp, filter_from_op, filter_to_op
 from cain.dialects.scamp5 import KernelOp
 from cain.frontend import READERS
@@ -40,7 +40,6 @@ from cain.model.filter import Filter
 from cain.model.goal import centred
 from cain.model.program import Program
 from cain.passes.convert_linalg_to_goal import ConvertLinalgToGoalPass
-from cain.passes.emit import EmitPass, emitted_text
 from cain.passes.expand_bus import ExpandBusPass
 from cain.passes.regalloc import RegallocPass
 from cain.passes.search import SearchPass
@@ -227,9 +226,10 @@ class SearchOptions:
 
 
 def compile_filter(filt: Filter, search: SearchOptions = SearchOptions()) -> Compiled:
-    """Run `search`, `regalloc`, `emit` (and `expand-bus` for the bus level) on the goal IR of `filt`,
-    keeping the IR after each pass. Each level is verified once (`cain.backend.verify.remember`): the bus
-    level is the expansion of the allocated program, whose verification ran it."""
+    """Run `search`, `regalloc` (and `expand-bus` for the bus level) on the goal IR of `filt`, keeping the
+    IR after each pass, and print the C (`CTarget`). Each level is verified once
+    (`cain.backend.verify.remember`): the bus level is the expansion of the allocated program, whose
+    verification ran it."""
     start = clock.perf_counter()
     ctx = _context()
     module = ModuleOp([filter_to_op(filt)])
@@ -243,13 +243,11 @@ def compile_filter(filt: Filter, search: SearchOptions = SearchOptions()) -> Com
         ExpandBusPass().apply(ctx, bus)
         ensure_verified(_kernel(bus))
         ir["bus"] = str(bus)
-        EmitPass().apply(ctx, module)
+        c = CTarget().text(module)
     except XDSL_ERRORS as e:
         raise CainError(str(e)) from None
     kernel = _kernel(module)
     program = program_from_kernel(kernel)
-    c = emitted_text(module)
-    assert c is not None
     return Compiled(
         filt, program, c, emit_kernel(kernel), ir, program.macros, program.icws, clock.perf_counter() - start
     )

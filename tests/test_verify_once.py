@@ -7,7 +7,6 @@ from dataclasses import replace
 import pytest
 from cain.dialects.scamp5 import BusMicroOp, KernelOp
 from cain.passes.bus_synth import BusSynthPass
-from cain.passes.emit import EmitPass
 from cain.passes.expand_bus import ExpandBusPass
 from cain.passes.regalloc import RegallocPass
 from cain.passes.search import SearchPass
@@ -17,6 +16,7 @@ from xdsl.rewriter import Rewriter
 
 from cain.backend import regalloc, verify
 from cain.backend.convert import bus_kernel, kernel_from_program, micro_ops_of, program_from_kernel
+from cain.backend.emit_c import CTarget
 from cain.backend.sim import expansion
 from cain.backend.verify import VerificationError
 from cain.frontend.kernel import lower_source
@@ -92,7 +92,7 @@ def test_search_regalloc_emit_verifies_once(counts):
     module = searched(counts)
     RegallocPass().apply(Context(), module)
     assert (counts.allocated, counts.verified) == (0, 0)  # the search's allocation, verified, is kept
-    EmitPass().apply(Context(), module)
+    CTarget().text(module)
     assert counts.verified == 0
 
 
@@ -100,7 +100,7 @@ def test_regalloc_on_other_registers_allocates_and_verifies(counts):
     module = searched(counts)
     RegallocPass(registers=("F", "E", "D", "C", "B", "A")).apply(Context(), module)
     assert (counts.allocated, counts.verified) == (1, 1)
-    EmitPass().apply(Context(), module)
+    CTarget().text(module)
     assert counts.verified == 1
 
 
@@ -108,9 +108,9 @@ def test_a_program_this_process_did_not_verify_is_verified(counts, monkeypatch):
     module = searched(counts)
     RegallocPass().apply(Context(), module)
     monkeypatch.setattr(verify, "_VERIFIED", {})  # as in a new process reading the IR from a file
-    EmitPass().apply(Context(), module)
+    CTarget().text(module)
     assert counts.verified == 1
-    EmitPass().apply(Context(), module)
+    CTarget().text(module)
     assert counts.verified == 1
 
 
@@ -119,7 +119,7 @@ def test_a_changed_program_is_verified_again(counts):
     RegallocPass().apply(Context(), module)
     change(kernel_of(module))
     with pytest.raises(VerificationError, match="differs from the direct correlation|holds"):
-        EmitPass().apply(Context(), module)
+        CTarget().text(module)
     assert counts.verified == 1
 
 
@@ -136,7 +136,7 @@ def test_the_expansion_of_a_verified_program_is_verified(counts):
     RegallocPass().apply(Context(), module)
     allocated = program_from_kernel(kernel_of(module))
     ExpandBusPass().apply(Context(), module)
-    EmitPass().apply(Context(), module)
+    CTarget().text(module)
     assert counts.verified == 0
     kernel = kernel_of(module)
     ops = micro_ops_of(kernel)
@@ -146,7 +146,7 @@ def test_the_expansion_of_a_verified_program_is_verified(counts):
     Rewriter.replace_op(kernel, bus_kernel(kernel, map(BusMicroOp.of, ops), {}))
     assert not verify.is_verified(kernel_of(module))
     with pytest.raises(VerificationError):
-        EmitPass().apply(Context(), module)
+        CTarget().text(module)
     assert counts.verified == 1
 
 
@@ -156,7 +156,7 @@ def test_bus_synth_verifies_the_bus_level_once(counts):
     BusSynthPass(beam=4).apply(Context(), module)
     synthesized = counts.verified
     assert synthesized <= 1  # verified at bus level when synthesized, else the (verified) expansion is kept
-    EmitPass().apply(Context(), module)
+    CTarget().text(module)
     assert counts.verified == synthesized
 
 
