@@ -30,6 +30,7 @@ from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path
 
+from cain.dialects import DIALECTS
 from cain.dialects.scamp5 import KernelOp
 from xdsl.context import Context
 from xdsl.dialects.builtin import Builtin
@@ -37,7 +38,7 @@ from xdsl.parser import Parser
 
 from benchmarks.common import ROOT, Budget, machine_info, make_parser, markdown_table, write_outputs
 from cain.backend.verify import VerificationError, verify_kernel
-from cain.cli import DIALECTS, main
+from cain.cli import main
 
 OUTCOMES = ("passed", "no program", "error", "crash", "wrong")
 SHAPES = ((3, 3), (5, 5), (2, 2), (3, 5))

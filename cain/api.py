@@ -26,10 +26,11 @@ from xdsl.utils.exceptions import DiagnosticException, ParseError, PassFailedExc
 
 from cain.backend.convert import program_from_kernel
 from cain.backend.digital import DigitalProgram, emit_digital, kernel_op
-from cain.backend.emit_c import emit_kernel, emit_module
+from cain.backend.emit_c import CTarget, emit_kernel, emit_module
 from cain.backend.sim import Noise, shift, simulate
-from cain.cli import register_dialects
+from cain.backend.verify import ensure_verified
 from cain.diagnostics import CainError
+from cain.dialects import register_dialects
 from cain.dialects.goal import FilterOp, filter_from_op, filter_to_op
 from cain.dialects.scamp5 import KernelOp
 from cain.frontend import READERS
@@ -41,11 +42,9 @@ from cain.model.goal import centred
 from cain.model.program import Program
 from cain.passes.convert_linalg_to_goal import ConvertLinalgToGoalPass
 from cain.passes.digital import DEFAULT_BUDGET, compile_digital
-from cain.passes.emit import EmitPass, emitted_text
 from cain.passes.expand_bus import ExpandBusPass
 from cain.passes.regalloc import RegallocPass
 from cain.passes.search import SearchPass
-from cain.passes.verify import VerifyPass
 
 XDSL_ERRORS = (ParseError, VerifyException, DiagnosticException, PassFailedException)
 """xDSL's errors about the input, which `cain-opt` prints as `error: ...`."""
@@ -254,8 +253,10 @@ class SearchOptions:
 
 
 def compile_filter(filt: Filter, search: SearchOptions = SearchOptions()) -> Compiled:
-    """Run `search`, `regalloc`, `emit` (and `expand-bus`, `verify` for the bus level) on the goal IR of
-    `filt`, keeping the IR after each pass; for the digital plane, the digital search, lowering and verification
+    """Run `search`, `regalloc` (and `expand-bus` for the bus level) on the goal IR of `filt`, keeping the
+    IR after each pass, and print the C (`CTarget`). Each level is verified once
+    (`cain.backend.verify.remember`): the bus level is the expansion of the allocated program, whose
+    verification ran it. For the digital plane: the digital search, lowering and verification
     (`cain.backend.digital`)."""
     start = clock.perf_counter()
     if filt.encoding is not None:
@@ -285,18 +286,21 @@ def compile_filter(filt: Filter, search: SearchOptions = SearchOptions()) -> Com
         ir["allocated"] = str(module)
         bus = module.clone()
         ExpandBusPass().apply(ctx, bus)
-        VerifyPass().apply(ctx, bus)
+        ensure_verified(_kernel(bus))
         ir["bus"] = str(bus)
-        EmitPass().apply(ctx, module)
+        c = CTarget().text(module)
     except XDSL_ERRORS as e:
         raise CainError(str(e)) from None
-    (kernel,) = [op for op in module.walk() if isinstance(op, KernelOp)]
+    kernel = _kernel(module)
     program = program_from_kernel(kernel)
-    c = emitted_text(module)
-    assert c is not None
     return Compiled(
         filt, program, c, emit_kernel(kernel), ir, program.macros, program.icws, clock.perf_counter() - start
     )
+
+
+def _kernel(module: ModuleOp) -> KernelOp:
+    (kernel,) = [op for op in module.walk() if isinstance(op, KernelOp)]
+    return kernel
 
 
 def compile(

@@ -13,13 +13,9 @@ from collections.abc import Sequence
 from types import ModuleType
 from typing import IO
 
-from xdsl.context import Context
-from xdsl.dialects import get_all_dialects
-from xdsl.dialects.builtin import Builtin, ModuleOp
-from xdsl.ir import Dialect
-from xdsl.passes import ModulePass
+from xdsl.dialects.builtin import ModuleOp
 from xdsl.universe import Universe
-from xdsl.utils.arg_spec import parse_pipeline
+from xdsl.utils.arg_spec import ArgSpec, parse_pipeline, parse_spec
 from xdsl.utils.exceptions import (
     ArgSpecParseError,
     DiagnosticException,
@@ -29,55 +25,23 @@ from xdsl.utils.exceptions import (
 )
 from xdsl.xdsl_opt_main import xDSLOptMain
 
+from cain.backend.emit_c import CTarget
 from cain.diagnostics import CainError
-from cain.dialects.dreg import DregDialect
-from cain.dialects.goal import GoalDialect
-from cain.dialects.scamp5 import Scamp5Dialect
-from cain.dialects.tosa import TosaDialect
+from cain.dialects import register_dialects
 from cain.frontend import READERS
 from cain.frontend.options import CHECKS, DEFAULT_INSTRUCTION_SET, DEFAULT_MAX_DEPTH, OVERRIDE_KEYS
 from cain.model.isa import DEFAULT_REGISTERS, INSTRUCTION_SETS
-from cain.passes.bus_synth import BusSynthPass
-from cain.passes.convert_linalg_to_goal import ConvertLinalgToGoalPass
-from cain.passes.digital import DigitalPass
-from cain.passes.emit import EmitPass, emitted_text
-from cain.passes.expand_bus import ExpandBusPass
-from cain.passes.regalloc import RegallocPass
-from cain.passes.search import SearchPass
-from cain.passes.verify import VerifyPass
-
-DIALECTS: tuple[Dialect, ...] = (GoalDialect, Scamp5Dialect, DregDialect)
-
-PASSES: tuple[type[ModulePass], ...] = (
-    ConvertLinalgToGoalPass,
-    SearchPass,
-    RegallocPass,
-    ExpandBusPass,
-    BusSynthPass,
-    VerifyPass,
-    EmitPass,
-    DigitalPass,
-)
-"""Cain's passes, in pipeline order."""
+from cain.passes import EMIT, get_all_passes, get_all_targets
 
 DESCRIPTION = """Compile convolution kernels (.cain files) into SCAMP-5 code, or run Cain's passes on IR.
 With no pipeline, a .cain file is printed as goal IR. The usual pipeline is
-  cain-opt kernel.cain --pass-pipeline=search,regalloc,emit"""
-
-
-def register_dialects(ctx: Context) -> Context:
-    """Cain's dialects, and xDSL's (loaded when used) for models from other pipelines, with `tosa`
-    extended by `tosa.conv2d`."""
-    for name, dialect in get_all_dialects().items():
-        if name not in ("builtin", TosaDialect.name):
-            ctx.register_dialect(name, dialect)
-    for dialect in (Builtin, TosaDialect, *DIALECTS):
-        ctx.load_dialect(dialect)
-    return ctx
+  cain-opt kernel.cain --pass-pipeline=search,regalloc,emit
+which prints C (`emit` ending a pipeline is the C target: the same as -t c)."""
 
 
 class CainOptMain(xDSLOptMain):
-    """xDSL's opt driver with Cain's dialects and passes, the kernel-file readers and located errors."""
+    """xDSL's opt driver with Cain's dialects, passes and C target, the kernel-file readers and located
+    errors."""
 
     version_format = "cain-opt (xDSL {xdsl_version})"
 
@@ -85,8 +49,8 @@ class CainOptMain(xDSLOptMain):
         register_dialects(self.ctx)
 
     def register_all_passes(self):
-        for cls in PASSES:
-            self.register_pass(cls.name, lambda cls=cls: cls)
+        for name, factory in get_all_passes().items():
+            self.register_pass(name, factory)
 
     def register_all_frontends(self):
         super().register_all_frontends()
@@ -102,9 +66,10 @@ class CainOptMain(xDSLOptMain):
         return parse
 
     def register_all_targets(self):
-        """Only the IR printer: xDSL's other targets (assembly, WGSL, ...) have nothing to print of a
-        scamp5 kernel; the C comes from the `emit` pass."""
+        """The IR printer and Cain's C: xDSL's other targets (assembly, WGSL, ...) have nothing to print of
+        a scamp5 kernel."""
         self.available_targets["mlir"] = Universe.get_multiverse().all_targets["mlir"]
+        self.available_targets.update(get_all_targets())
 
     def register_all_arguments(self, arg_parser: argparse.ArgumentParser):
         super().register_all_arguments(arg_parser)
@@ -114,15 +79,25 @@ class CainOptMain(xDSLOptMain):
         add_override_arguments(arg_parser)
 
     def setup_pipeline(self):
-        """The pass pipeline, with user errors (unknown pass, bad pass options) as `CainError`s."""
+        """The pass pipeline, with user errors (unknown pass, bad pass options) as `CainError`s; `emit`
+        ending it becomes the C target, with its options."""
         try:
-            names = [spec.name for spec in parse_pipeline(self.args.passes)]
+            specs = list(parse_pipeline(self.args.passes))
         except ArgSpecParseError as e:
             raise CainError(f"bad pass pipeline '{self.args.passes}':\n{_indent(str(e))}") from None
+        target = self.args.target
+        if specs and specs[-1].name == EMIT:
+            target = str(specs[-1])
+            self.args.target = str(ArgSpec(CTarget.name, specs[-1].parameters))
+            specs.pop()
+            self.args.passes = ",".join(map(str, specs))
+        names = [spec.name for spec in specs]
+        if EMIT in names:
+            raise CainError(f"{EMIT} prints the C, so it ends the pipeline (or print C with -t c)")
         for name in names:
             if name not in self.available_passes:
                 raise CainError(
-                    f"unknown pass '{name}' (available passes: {', '.join(self.available_passes)})"
+                    f"unknown pass '{name}' (available passes: {', '.join([*self.available_passes, EMIT])})"
                 )
         try:
             super().setup_pipeline()
@@ -130,6 +105,11 @@ class CainOptMain(xDSLOptMain):
             raise CainError(f"bad pass pipeline '{self.args.passes}':\n{_indent(str(e))}") from None
         except (ValueError, TypeError) as e:
             raise CainError(f"bad pass options in '{self.args.passes}': {e} (see cain-opt --help)") from None
+        try:
+            spec = parse_spec(self.args.target)
+            self.available_targets[spec.name]().from_spec(spec)
+        except (ArgSpecParseError, ValueError, TypeError) as e:
+            raise CainError(f"bad target options in '{target}': {e} (see cain-opt --help)") from None
 
     def prepare_input(self):
         """Checks the input file before xDSL opens it, so a wrong path or type is a one-line error."""
@@ -156,13 +136,6 @@ class CainOptMain(xDSLOptMain):
                 "(recompile the kernel file with the option instead)"
             )
         return chunks, file_extension
-
-    def output_resulting_program(self, prog: ModuleOp) -> str:
-        """The C text when the pipeline ended with `emit` (and no other target was asked for), else IR."""
-        text = emitted_text(prog)
-        if text is not None and self.args.target == "mlir":
-            return text
-        return super().output_resulting_program(prog)
 
     def frontend_overrides(self) -> dict[str, object]:
         return overrides_from_args(self.args)
@@ -234,26 +207,35 @@ def option_docs(cls: type) -> dict[str, str]:
 
 
 def pass_help() -> str:
-    """One paragraph per available pass: its name, summary and options (for `--help`)."""
+    """One paragraph per available pass and target: its name, summary and options (for `--help`)."""
     lines = ["passes (run in the order given, e.g. --pass-pipeline=search,regalloc,emit):"]
-    for cls in PASSES:
-        name = cls.name
-        doc = (cls.__doc__ or "").strip().splitlines()
-        lines.append(f"  {name:<11} {doc[0] if doc else ''}")
-        docs = option_docs(cls)
-        for f in dataclasses.fields(cls):
-            if f.name == "name":
-                continue
-            if f.default is not dataclasses.MISSING:
-                default = f.default
-            elif f.default_factory is not dataclasses.MISSING:
-                default = f.default_factory()
-            else:
-                default = "(required)"
-            option = f"{f.name.replace('_', '-')}={default!s}"
-            lines.append(f"      {option:<24} {docs.get(f.name, '')}".rstrip())
+    for name, factory in get_all_passes().items():
+        lines += _paragraph(name, factory())
+    lines.append(f"  {EMIT:<11} Print C: ending a pipeline, the same as -t c (with the options of c)")
     lines.append("pass options go in braces: -p 'NAME{OPTION=VALUE OPTION=VALUE},NAME'")
+    lines.append("targets (-t, --target; default mlir, the IR):")
+    for name, factory in get_all_targets().items():
+        lines += _paragraph(name, factory())
     return "\n".join(lines)
+
+
+def _paragraph(name: str, cls: type) -> list[str]:
+    """A pass's or target's name, summary and options."""
+    doc = (cls.__doc__ or "").strip().splitlines()
+    lines = [f"  {name:<11} {doc[0] if doc else ''}"]
+    docs = option_docs(cls)
+    for f in dataclasses.fields(cls):
+        if f.name == "name":
+            continue
+        if f.default is not dataclasses.MISSING:
+            default = f.default
+        elif f.default_factory is not dataclasses.MISSING:
+            default = f.default_factory()
+        else:
+            default = "(required)"
+        option = f"{f.name.replace('_', '-')}={default!s}"
+        lines.append(f"      {option:<24} {docs.get(f.name, '')}".rstrip())
+    return lines
 
 
 def main(argv: Sequence[str] | None = None) -> int:

@@ -1,10 +1,12 @@
-"""Cain's dialects and passes for plain `xdsl-opt`, found through the `xdsl.universe` entry point."""
+"""Cain's dialects, passes and C target for plain `xdsl-opt`, found through the `xdsl.universe` entry point."""
 
 from xdsl.universe import Universe
 
-from cain.cli import DIALECTS, PASSES
+from cain.dialects import get_all_dialects
+from cain.passes import get_all_passes, get_all_targets
 
 CAIN_UNIVERSE = Universe(
-    all_dialects={dialect.name: (lambda dialect=dialect: dialect) for dialect in DIALECTS},
-    all_passes={cls.name: (lambda cls=cls: cls) for cls in PASSES},
+    all_dialects=get_all_dialects(),
+    all_passes=get_all_passes(),
+    all_targets=get_all_targets(),
 )

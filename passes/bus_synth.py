@@ -2,8 +2,9 @@
 
 Replaces `expand-bus` where the count of device cycles matters: values stay negated until an output needs
 them positive, neighbour reads fold into multi-source sums, halvings are single `bus2`s, NEWS is reused
-across the former macros. The program is verified at bus level before it replaces the kernel, and the
-macros' own expansion is kept when it is no longer.
+across the former macros. The program is verified at bus level before it replaces the kernel
+(`remember`ed, so `emit` does not verify it again), and the macros' own expansion is kept when it is no
+longer (verified with the allocated program, whose verification runs it).
 """
 
 from __future__ import annotations
@@ -18,6 +19,7 @@ from xdsl.rewriter import Rewriter
 
 from cain.backend.bus_synth import Options, check_store, counts, synthesize
 from cain.backend.convert import bus_kernel, kernels_of, program_from_kernel
+from cain.backend.verify import remember_bus
 from cain.diagnostics import CainError
 
 
@@ -45,5 +47,7 @@ class BusSynthPass(ModulePass):
                 check_store(name, len(result.ops))
             except ValueError as e:
                 raise CainError(f"bus-synth: {e}") from None
+            if result.synthesized:
+                remember_bus(kernel.filter, result.ops)
             found = {"macros": program.macros, **counts(result.ops), "expansion_icws": result.expansion_icws}
             Rewriter.replace_op(kernel, bus_kernel(kernel, map(BusMicroOp.of, result.ops), found))

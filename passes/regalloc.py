@@ -1,4 +1,7 @@
-"""`regalloc`: assign registers to every scamp5 kernel (cain.backend.regalloc), then check the result."""
+"""`regalloc`: assign registers to every scamp5 kernel (cain.backend.regalloc), then check the result.
+
+A plan the search has just allocated and verified on the same registers keeps that allocation
+(`cain.backend.verify.allocation_of`): it is neither allocated nor verified again."""
 
 from __future__ import annotations
 
@@ -11,7 +14,7 @@ from xdsl.rewriter import Rewriter
 
 from cain.backend.convert import kernel_from_program, kernels_of, program_from_kernel
 from cain.backend.regalloc import allocate
-from cain.backend.verify import verify_for_filter
+from cain.backend.verify import allocation_of, remember, verify_for_filter
 from cain.diagnostics import CainError
 
 
@@ -35,6 +38,10 @@ class RegallocPass(ModulePass):
             filt = kernel.filter
             if self.registers:
                 filt = replace(filt, registers=tuple(self.registers))
-            allocated = allocate(program_from_kernel(kernel), filt.registers)
-            verify_for_filter(allocated, filt, images=1, size=32)
+            plan = program_from_kernel(kernel)
+            allocated = allocation_of(filt, plan)
+            if allocated is None:
+                allocated = allocate(plan, filt.registers)
+                verify_for_filter(allocated, filt, images=1, size=32)
+                remember(filt, allocated)
             Rewriter.replace_op(kernel, kernel_from_program(allocated, filt, kernel.counts))

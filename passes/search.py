@@ -14,6 +14,7 @@ from xdsl.rewriter import Rewriter
 
 from cain.backend.bus_synth import counts as bus_counts
 from cain.backend.convert import bus_kernel, kernel_from_program
+from cain.backend.verify import remember, remember_bus
 from cain.diagnostics import CainError
 from cain.search import SearchConfig, search
 from cain.search.config import DEFAULT_MAX_MEMORY, MAX_ATOMS, memory_size, register_names
@@ -166,10 +167,13 @@ class SearchPass(ModulePass):
             counts = {"lower_bound": result.lower_bound, "model_bound": result.model_bound}
             if result.optimal:
                 counts["optimal"] = 1
-            # the kernel carries the register file searched, which regalloc then allocates in
+            # the kernel carries the register file searched, which regalloc then allocates in; the search
+            # verified its allocation there (`search` verifies the program it returns), which regalloc keeps
             searched = replace(filt, registers=names)
+            remember(searched, result.program, result.plan)
             if result.bus_ops is not None:
                 kernel = kernel_from_program(result.program, searched)
+                remember_bus(searched, result.bus_ops)
                 found = {**bus_counts(result.bus_ops), "icw_bound": result.icw_bound}
                 kernel = bus_kernel(kernel, map(BusMicroOp.of, result.bus_ops), found)
                 del kernel.attributes["macros"]

@@ -24,7 +24,7 @@ from dataclasses import dataclass, field
 from itertools import combinations, product
 
 from cain.backend.regalloc import allocate
-from cain.backend.sim import Noise, instr_micro_ops, output_noise
+from cain.backend.sim import Noise, expansion, output_noise
 from cain.backend.verify import VerificationError, verify_bus
 from cain.model.filter import Filter
 from cain.model.isa import DIRECTIONS, MACROS, NEIGHBOUR_NEWS, NEWS, OPPOSITE, MicroOp, offset_of
@@ -189,6 +189,10 @@ class _State:
 
 
 class _Synth:
+    """The beam search over one plan. Its liveness table (`last`) is over the plan's steps, not the
+    program's instructions (`Program.last_uses`): copies are folded into their readers and equal steps
+    merged, so a value's last reader is another step, often of another value (the copy's source)."""
+
     def __init__(self, plan: Plan, registers: Sequence[str], options: Options, mode: str):
         if mode not in DEFERRALS:
             raise ValueError(f"unknown deferral mode {mode!r} (choose from {', '.join(DEFERRALS)})")
@@ -619,11 +623,6 @@ class _Synth:
 
 
 # -- entry points -------------------------------------------------------------------------------------
-
-
-def expansion(program: Program) -> list[MicroOp]:
-    """The micro-ops of an allocated program's macros, as the SDK expands them."""
-    return [op for instr in program.instrs for op in instr_micro_ops(instr, program.registers)]
 
 
 def synthesize_ops(

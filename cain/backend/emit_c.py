@@ -3,14 +3,23 @@
 One function named after the filter, its body a `scamp5_kernel_begin(); ... scamp5_kernel_end();`
 block, headed by a comment with the inputs and outputs and their registers, each kernel as
 approximated (integer matrix times 1/2^depth), the depth and error, and the macro and ICW counts.
+`CTarget` is the output target `c` of `cain-opt -t c` (and of a pipeline ending in `emit`).
 """
 
 from __future__ import annotations
 
 import re
+import sys
+from dataclasses import dataclass
+from typing import IO
+
+from xdsl.context import Context
+from xdsl.dialects.builtin import ModuleOp
+from xdsl.utils.target import Target
 
 from cain.backend.bus_synth import check_store
-from cain.backend.convert import require_registers
+from cain.backend.convert import kernels_of, require_registers
+from cain.backend.verify import ensure_verified
 from cain.diagnostics import CainError
 from cain.dialects.scamp5 import BusMicroOp, KernelOp, MacroOp
 from cain.model.approx import format_fraction
@@ -150,3 +159,40 @@ def emit_module(kernels: list[KernelOp]) -> str:
     for kernel in kernels:
         parts += [emit_kernel(kernel), ""]
     return "\n".join(parts)
+
+
+@dataclass(frozen=True)
+class CTarget(Target):
+    """Print C/C++ for the SCAMP-5d SDK (macro level, or bus level after expand-bus or bus-synth).
+
+    Each kernel is verified before it is printed, unless this run has verified it already."""
+
+    name = "c"
+
+    verify: bool = True
+    """Verify each kernel before printing it (`verify=false` to skip)."""
+    strict: bool = False
+    """Refuse a kernel that uses registers SCAMP-5d lacks (beyond A..F) instead of printing it for a
+    hypothetical device with a warning."""
+
+    def emit(self, ctx: Context, module: ModuleOp, output: IO[str]) -> None:
+        output.write(self.text(module))
+
+    def text(self, module: ModuleOp) -> str:
+        """The C of `module`'s allocated kernels."""
+        kernels = kernels_of(module, "emit", allocated=True)
+        for kernel in kernels:
+            if self.verify:
+                ensure_verified(kernel, images=1, size=32)
+            foreign = foreign_registers(kernel)
+            if foreign and self.strict:
+                raise CainError(
+                    f"emit: kernel @{kernel.sym_name.data} uses register(s) {', '.join(foreign)}, which SCAMP-5d "
+                    f"lacks (it has A..F); compile with registers A..F (option registers = A B C D E F)"
+                )
+            if foreign:
+                sys.stderr.write(
+                    f"emit: warning: kernel @{kernel.sym_name.data} uses register(s) {', '.join(foreign)}, which "
+                    f"SCAMP-5d lacks: the C is for a hypothetical device (emit{{strict=true}} refuses it)\n"
+                )
+        return emit_module(kernels)

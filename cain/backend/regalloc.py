@@ -84,27 +84,20 @@ def allocate(program: Program, registers: Sequence[str] | None = None) -> Progra
     values = [v for v, _ in program.inputs] + [r for i in program.instrs for r in i.results]
     next_value = max(values, default=-1) + 1
     instrs, next_value = _separate_operands(program, next_value)
-    n = len(instrs)
 
-    # liveness: definition index (-1 for inputs) and last use (n for outputs)
+    # liveness: each value's last use (`Program.last_uses`), or for one never read its definition (-1: input)
     define: dict[int, int] = {v: -1 for v, _ in program.inputs}
-    last: dict[int, int] = {}
     for i, instr in enumerate(instrs):
         for o in instr.operands:
             if o not in define:
                 raise CainError(
                     f"{program.name}: instruction {i} `{describe(instr)}` reads %{o}, which is not defined before it"
                 )
-            last[o] = i
-        for r in instr.results:
-            define[r] = i
-            last.setdefault(r, i)
+        define.update(dict.fromkeys(instr.results, i))
     for v, _ in program.outputs:
         if v not in define:
             raise CainError(f"{program.name}: output %{v} is not defined")
-        last[v] = n
-    for v, _ in program.inputs:
-        last.setdefault(v, -1)
+    last = define | Program(program.name, program.inputs, instrs, program.outputs).last_uses()
 
     # each output's register is reserved for its value from its definition on
     want: dict[int, str] = {}

@@ -227,6 +227,11 @@ def instr_micro_ops(instr: Instr, registers: Mapping[int, str]) -> list[MicroOp]
     return expand(macro, instr_registers(instr, macro, registers), instr.directions)
 
 
+def expansion(program: Program) -> list[MicroOp]:
+    """The micro-ops of an allocated program's macros, as the SDK expands them (and `run_registers` runs them)."""
+    return [op for instr in program.instrs for op in instr_micro_ops(instr, program.registers)]
+
+
 def run_values(program: Program, inputs: Sequence[object], algebra: Algebra) -> dict[int, object]:
     """Execute an SSA program on values (registers ignored), each macro by its linear form."""
     values: dict[int, object] = {v: x for (v, _), x in zip(program.inputs, inputs, strict=True)}

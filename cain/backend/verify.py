@@ -7,6 +7,13 @@ set shows up as a wrong goal, and the first instruction where a live value is lo
 Numeric: the program runs in the simulator (cain.backend.sim) on random images and each output is compared with
 the direct correlation of the image with `goal / 2^depth`, on the pixels far enough from the edges
 (`cain.backend.sim.reach`) to be exact.
+
+Each level of a compile is verified once: whoever verifies a program `remember`s it, by its content, and
+a later pass that meets the same program (`allocation_of`, `is_verified`) trusts it. The record lives in
+this process alone and is keyed by what was verified, never by what a kernel claims, so IR read from a
+file, or changed by any pass since, is verified again: nothing in the IR can say it is verified. An
+allocated program's verification runs its macros as their bus micro-ops (`run_registers`), so it also
+verifies that expansion (what `expand-bus` makes of it).
 """
 
 from __future__ import annotations
@@ -24,6 +31,7 @@ from cain.backend.sim import (
     SimulationError,
     bus_registers,
     correlate,
+    expansion,
     garbage_registers,
     instr_registers,
     numeric_algebra,
@@ -189,12 +197,7 @@ def _symbolic_registers(
     channels: int,
 ) -> None:
     """Run every macro's micro-ops on goals in the register file; name the first lost value."""
-    last: dict[int, int] = {}
-    for i, instr in enumerate(program.instrs):
-        for o in instr.operands:
-            last[o] = i
-    for v, _ in program.outputs:
-        last[v] = len(program.instrs)
+    last = program.last_uses()
     define = {v: -1 for v, _ in program.inputs} | {
         r: i for i, ins in enumerate(program.instrs) for r in ins.results
     }
@@ -300,7 +303,89 @@ def verify_for_filter(program: Program, filter: Filter, **options: int) -> Verif
 
 
 def verify_kernel(kernel: KernelOp, **options: int) -> VerificationReport:
-    """Check a `scamp5.kernel` op against the filter in its header, at macro or at bus level."""
+    """Check a `scamp5.kernel` op against the filter in its header, at macro or at bus level (and
+    `remember` what was verified)."""
+    filt = kernel.filter
     if kernel.is_bus_level:
-        return verify_bus(micro_ops_of(kernel), kernel.filter, macros=kernel.counts.get("macros"), **options)
-    return verify_for_filter(program_from_kernel(kernel), kernel.filter, **options)
+        ops = micro_ops_of(kernel)
+        report = verify_bus(ops, filt, macros=kernel.counts.get("macros"), **options)
+        remember_bus(filt, ops)
+        return report
+    program = program_from_kernel(kernel)
+    report = verify_for_filter(program, filt, **options)
+    if program.registers:
+        remember(filt, program)
+    return report
+
+
+def ensure_verified(kernel: KernelOp, **options: int) -> None:
+    """`verify_kernel`, unless this process has verified the kernel's very program already."""
+    if not is_verified(kernel):
+        verify_kernel(kernel, **options)
+
+
+# -- what this process has verified ----------------------------------------------------------------
+
+_VERIFIED: dict[tuple[Filter, tuple], Program] = {}
+"""(filter, content of a program) -> the verified allocated program that stands for it: itself, or the
+allocation of an SSA plan (`remember`)."""
+_VERIFIED_BUS: set[tuple[Filter, tuple[MicroOp, ...]]] = set()
+"""(filter, micro-ops) of bus-level programs verified as such."""
+REMEMBERED = 64
+"""Programs of each table kept (a batch compiles many filters in one process)."""
+
+
+def _content(program: Program) -> tuple:
+    """The program with its values numbered in order of definition, as `program_from_kernel` reads them:
+    equal for a program and its kernel read back, whatever numbers the program used."""
+    number: dict[int, int] = {}
+    for v in (*(v for v, _ in program.inputs), *(r for i in program.instrs for r in i.results)):
+        number[v] = len(number)
+    instrs = tuple(
+        (i.macro, tuple(map(number.get, i.results)), tuple(map(number.get, i.operands)), i.directions, i.scratch)
+        for i in program.instrs
+    )
+    return (
+        tuple((number[v], r) for v, r in program.inputs),
+        instrs,
+        tuple((number[v], r) for v, r in program.outputs),
+        tuple(sorted((number[v], r) for v, r in program.registers.items() if v in number)),
+    )
+
+
+def remember(filter: Filter, program: Program, plan: Program | None = None) -> None:
+    """Note that the allocated `program` has been verified to compute `filter`, and that it is the
+    allocation of the SSA `plan` on `filter.registers` (when given)."""
+    if len(_VERIFIED) >= REMEMBERED:
+        _VERIFIED.clear()
+    _VERIFIED[filter, _content(program)] = program
+    if plan is not None:
+        _VERIFIED[filter, _content(plan)] = program
+
+
+def remember_bus(filter: Filter, ops: Sequence[MicroOp]) -> None:
+    """Note that the micro-ops `ops` have been verified to compute `filter`."""
+    if len(_VERIFIED_BUS) >= REMEMBERED:
+        _VERIFIED_BUS.clear()
+    _VERIFIED_BUS.add((filter, tuple(ops)))
+
+
+def allocation_of(filter: Filter, plan: Program) -> Program | None:
+    """The verified allocation of the SSA `plan` on `filter.registers`, if this process made one."""
+    return _VERIFIED.get((filter, _content(plan)))
+
+
+def is_verified(kernel: KernelOp) -> bool:
+    """Whether this process has verified the program `kernel` holds: at bus level, its micro-ops as such
+    or as the expansion of a verified allocated program."""
+    filt = kernel.filter
+    if not kernel.is_bus_level:
+        return kernel.is_allocated and (filt, _content(program_from_kernel(kernel))) in _VERIFIED
+    ops = tuple(micro_ops_of(kernel))
+    if (filt, ops) in _VERIFIED_BUS:
+        return True
+    expanded = (p for (f, _), p in _VERIFIED.items() if f == filt and p.registers)
+    if any(tuple(expansion(p)) == ops for p in expanded):
+        remember_bus(filt, ops)
+        return True
+    return False

@@ -11,7 +11,7 @@ from dataclasses import replace
 from cain.diagnostics import CainError
 from cain.model.filter import Filter
 from cain.model.program import Program
-from cain.search.allocate import allocated, allocated_and_verified, verify
+from cain.search.allocate import allocated, verify
 from cain.search.budget import Budget, Stopped, peak_memory
 from cain.search.config import DEFAULT_TIME, PlanEvent, SearchConfig, SearchResult, register_names
 from cain.search.constructive import over_input
@@ -46,10 +46,10 @@ def search(filt: Filter, cfg: SearchConfig | None = None) -> SearchResult:
         result = _search_heuristic(filt, cfg, names, start, bound)
     after = time.perf_counter()
     result.seconds = after - start
-    if result.program is not None:
-        verify(result.program, filt)
     if cfg.fallback:
         _offer_constructive(result, filt, cfg, names)
+    if result.program is not None:
+        verify(result.program, filt)
     result.finish_seconds = time.perf_counter() - after
     result.lower_bound = max(result.lower_bound, bound)
     result.model_bound = max(result.model_bound, result.lower_bound)
@@ -287,9 +287,10 @@ class _CpSat:
 def _constructive_program(
     filt: Filter, cfg: SearchConfig, names: tuple[str, ...], stop: Callable[[], bool] | None = None
 ) -> tuple[Program, Program] | None:
-    """The shortest constructive program that allocates and verifies (`shortest_constructive`), else, with one
-    register too few for it, the last kernel formed over an input (`over_input`); with its SSA form."""
-    done = lambda p: allocated_and_verified(p, filt, names)
+    """The shortest constructive program that allocates (`shortest_constructive`), else, with one register too
+    few for it, the last kernel formed over an input (`over_input`); with its SSA form. `search` verifies
+    the one it keeps."""
+    done = lambda p: allocated(p, names)
     found = shortest_constructive(filt, cfg.instruction_set, names, done, stop=stop)
     if found is None and over_input.applies(filt, len(names)):
         found = shortest_fitting(
@@ -322,7 +323,7 @@ def _offer_constructive(
     elif result.program is None:
         for more in range(1, 9):
             wider = names + tuple(f"R{len(names) + i}" for i in range(more))
-            check = lambda p, w=wider: allocated_and_verified(p, filt, w)
+            check = lambda p, w=wider: allocated(p, w)
             if shortest_constructive(filt, cfg.instruction_set, wider, check) is not None:
                 result.registers_needed = len(wider)
                 break

@@ -3,11 +3,9 @@ plans as on the hand-written ones, in the simulator as well as symbolically, and
 
 import numpy as np
 import pytest
-from cain.passes.emit import EmitPass
 from handwritten import gauss3_all, gauss3_basic, gauss3_filter
 from hypothesis import HealthCheck, assume, given, settings
 from hypothesis import strategies as st
-from xdsl.context import Context
 from xdsl.dialects.builtin import ModuleOp
 
 from cain.backend.bus_synth import (
@@ -23,6 +21,7 @@ from cain.backend.bus_synth import (
     synthesize_ops,
 )
 from cain.backend.convert import kernel_from_program
+from cain.backend.emit_c import CTarget
 from cain.backend.regalloc import allocate
 from cain.backend.sim import Noise, correlate, output_noise, random_images, simulate_bus
 from cain.backend.verify import verify_bus
@@ -176,7 +175,7 @@ def test_long_kernel_is_refused_by_emit():
     f = Filter.of_goals("long", [Goal.identity(1)], 0, ["A"], ["B"])
     module = ModuleOp([kernel_from_program(allocate(p, f.registers), f)])
     with pytest.raises(CainError, match=f"{2 * n} ICWs long"):
-        EmitPass(verify=False).apply(Context(), module)
+        CTarget(verify=False).text(module)
 
 
 # -- random plans ------------------------------------------------------------------------------------

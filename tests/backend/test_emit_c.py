@@ -4,7 +4,6 @@ matches the direct correlation with the approximated kernels."""
 import numpy as np
 import pytest
 from cain.passes.bus_synth import BusSynthPass
-from cain.passes.emit import EmitPass, emitted_text
 from cain.passes.expand_bus import ExpandBusPass
 from cain.passes.regalloc import RegallocPass
 from handwritten import gauss3_all, gauss3_basic, gauss3_filter
@@ -13,7 +12,7 @@ from xdsl.context import Context
 from xdsl.dialects.builtin import ModuleOp
 
 from cain.backend.convert import kernel_from_program
-from cain.backend.emit_c import c_identifier
+from cain.backend.emit_c import CTarget, c_identifier
 from cain.backend.sim import correlate, random_images, reach
 from cain.model.filter import Filter
 from cain.model.goal import Goal
@@ -76,8 +75,7 @@ def test_gaussian_runs_as_c(level, program, filter_register, tmp_path):
         ExpandBusPass().apply(Context(), module)
     if level == "synth":
         BusSynthPass().apply(Context(), module)
-    EmitPass().apply(Context(), module)
-    text = emitted_text(module)
+    text = CTarget().text(module)
     assert ("bus2(" in text) == (level != "macro")
     images = random_images(1, 1, SIZE, seed=5)
     (out,) = compile_and_run(text, "gauss3", ["A"], [filter_register], images[:, 0], tmp_path)
@@ -99,8 +97,7 @@ def test_every_macro_runs_as_c(level, tmp_path):
         BusSynthPass().apply(Context(), module)
         counts = next(iter(module.ops)).counts
         assert counts["icws"] < counts["expansion_icws"]  # fewer micro-ops than the macros' expansion has
-    EmitPass().apply(Context(), module)
-    text = emitted_text(module)
+    text = CTarget().text(module)
     if level == "synth":
         assert "bus2(" in text and "optimised at bus level" in text
     else:
@@ -120,6 +117,5 @@ def test_header_prints_no_scale_at_depth_0():
     for depth, head in ((0, " * out0 ="), (2, " * out0 = 1/4 x")):
         module = ModuleOp([kernel_from_program(p, filter_for(p, [one.scaled(2**depth)], depth))])
         RegallocPass().apply(Context(), module)
-        EmitPass().apply(Context(), module)
-        lines = emitted_text(module).splitlines()
+        lines = CTarget().text(module).splitlines()
         assert lines[lines.index(head) + 1].split() == ["*", "[", str(2**depth), "]"]

@@ -18,7 +18,6 @@ import numpy as np
 import pytest
 from cain.dialects.goal import FilterOp, filter_from_op
 from cain.dialects.scamp5 import KernelOp
-from cain.passes.emit import EmitPass, emitted_text
 from cain.passes.regalloc import RegallocPass
 from cain.passes.search import SearchPass
 from hypothesis import HealthCheck, assume, given, settings
@@ -33,7 +32,7 @@ ROOT = Path(__file__).resolve().parents[2]
 from benchmarks.common import Budget
 from benchmarks.fuzz import CASES_DIR, cain_opt, compile_case, kernel_file
 from cain.backend.convert import program_from_kernel
-from cain.backend.emit_c import c_identifier
+from cain.backend.emit_c import CTarget, c_identifier
 from cain.backend.sim import correlate, random_images, reach
 from cain.backend.verify import verify_kernel
 from cain.frontend.kernel import lower_source, parse_filter
@@ -60,9 +59,9 @@ def lowered(text: str):
 
 
 def compile_module(text: str, budget: int = 20):
-    """The kernel file through search (at `budget` nodes), regalloc and emit, in this process."""
+    """The kernel file through search (at `budget` nodes) and regalloc, in this process."""
     module = lowered(text)
-    for p in (SearchPass(budget=budget, quiet=True), RegallocPass(), EmitPass()):
+    for p in (SearchPass(budget=budget, quiet=True), RegallocPass()):
         p.apply(Context(), module)
     return module
 
@@ -77,7 +76,7 @@ def test_every_random_filter_gets_a_verified_program(text):
     for kernel in kernels:
         report = verify_kernel(kernel, images=1, size=40)  # independently of the passes' own checks
         assert report.ok and report.macros == len(program_from_kernel(kernel).instrs)
-    c_text = emitted_text(module)
+    c_text = CTarget().text(module)
     on_device = all(r in "ABCDEF" for r in kernels[0].filter.registers)
     assert ("HYPOTHETICAL" not in c_text) or not on_device
 
@@ -93,7 +92,7 @@ def test_random_filters_run_as_c_against_the_sdk_stand_in(text):
     images = random_images(len(f.inputs), 1, SIZE, seed=11)[:, 0]
     with tempfile.TemporaryDirectory() as tmp:
         outs = compile_and_run(
-            emitted_text(module),
+            CTarget().text(module),
             c_identifier(kernel.sym_name.data),
             [r for _, r in f.inputs],
             [k.register for k in f.kernels],
