@@ -6,6 +6,7 @@ from pathlib import Path
 
 import numpy as np
 import pytest
+from cain.dialects import register_dialects
 from cain.passes.digital import compile_digital
 
 import cain
@@ -181,7 +182,6 @@ def test_the_dreg_dialect_prints_and_parses_back():
     from xdsl.dialects.builtin import ModuleOp
     from xdsl.parser import Parser
 
-    from cain.cli import register_dialects
 
     plan = _plan(PLANS["sub"])
     program = digital.digital_program(plan, Filter.of_goals("t", plan.output_goals([Goal.identity(1)]), 0),
