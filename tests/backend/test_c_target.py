@@ -24,7 +24,7 @@ def cain_opt(capsys, *argv: str) -> str:
 def test_one_registry_for_cain_opt_the_library_and_xdsl():
     assert {name: factory() for name, factory in passes.get_all_targets().items()} == {"c": CTarget}
     assert list(CAIN_UNIVERSE.all_targets) == ["c"] and CAIN_UNIVERSE.all_targets["c"]() is CTarget
-    assert list(CAIN_UNIVERSE.all_dialects) == list(get_all_dialects()) == ["goal", "scamp5"]
+    assert list(CAIN_UNIVERSE.all_dialects) == list(get_all_dialects()) == ["goal", "scamp5", "dreg"]
     assert "emit" not in passes.get_all_passes()  # a spelling of the target, not a pass
 
 
