@@ -59,10 +59,17 @@ def lowered(text: str):
 
 
 def compile_module(text: str, budget: int = 20):
-    """The kernel file through search (at `budget` nodes) and regalloc, in this process."""
+    """The kernel file through search (at `budget` nodes) and regalloc, in this process. A filter of the one
+    class Cain may find no program for (once the other kernels are made every register is taken while the
+    inputs are still read: docs/search-design.md, "One kernel over the inputs") is not a filter to test,
+    when the error says so."""
     module = lowered(text)
-    for p in (SearchPass(budget=budget, quiet=True), RegallocPass()):
-        p.apply(Context(), module)
+    try:
+        for p in (SearchPass(budget=budget, quiet=True), RegallocPass()):
+            p.apply(Context(), module)
+    except CainError as e:
+        assume("found no program" not in e.message or "formed over an input" not in e.message)
+        raise
     return module
 
 
