@@ -28,7 +28,6 @@ from pathlib import Path
 from typing import Any
 
 import numpy as np
-from cain.passes.digital import compile_digital
 
 import cain
 from benchmarks.common import ROOT, machine_info, markdown_table
@@ -37,6 +36,7 @@ from cain.diagnostics import CainError
 from cain.frontend.java_json import parse_filter as parse_json
 from cain.frontend.kernel import parse_filter
 from cain.model.dreg import DATA_DREGS
+from cain.search.digital import compile_digital
 
 OUT = ROOT / "benchmarks" / "results" / "digital"
 CASES_DIR = ROOT / "tests" / "regressions" / "digital"

@@ -41,10 +41,10 @@ from cain.model.filter import Filter
 from cain.model.goal import centred
 from cain.model.program import Program
 from cain.passes.convert_linalg_to_goal import ConvertLinalgToGoalPass
-from cain.passes.digital import DEFAULT_BUDGET, compile_digital
 from cain.passes.expand_bus import ExpandBusPass
 from cain.passes.regalloc import RegallocPass
 from cain.passes.search import SearchPass
+from cain.search.digital import DEFAULT_BUDGET, compile_digital
 
 XDSL_ERRORS = (ParseError, VerifyException, DiagnosticException, PassFailedException)
 """xDSL's errors about the input, which `cain-opt` prints as `error: ...`."""

@@ -7,7 +7,6 @@ from pathlib import Path
 import numpy as np
 import pytest
 from cain.dialects import register_dialects
-from cain.passes.digital import compile_digital
 
 import cain
 from cain.backend import digital
@@ -30,6 +29,7 @@ from cain.model.filter import Filter
 from cain.model.goal import Goal
 from cain.model.isa import DIRECTIONS, SimulationError
 from cain.model.program import Instr, Program
+from cain.search.digital import compile_digital
 
 
 def test_dnews0_reads_the_flagged_neighbour_as_the_analogue_shift_does():
