@@ -11,6 +11,7 @@ tests/passes/test_fuzz.py compiles), so it stays a regression test.
 
     python -m benchmarks.fuzz --samples 1000 --budget 1000
     python -m benchmarks.fuzz --samples 250 --budget 10s     # the default search budget
+    python -m benchmarks.fuzz --regressions                   # every kept case, as the tests check them
 
 A node budget makes the campaign deterministic (the same seed gives the same filters and programs); a time
 budget runs the search as a user's `cain-opt` does by default, deadline and all.
@@ -21,6 +22,7 @@ from __future__ import annotations
 import contextlib
 import io
 import random
+import re
 import sys
 import tempfile
 import time
@@ -39,6 +41,7 @@ from xdsl.parser import Parser
 from benchmarks.common import ROOT, Budget, machine_info, make_parser, markdown_table, write_outputs
 from cain.backend.verify import VerificationError, verify_kernel
 from cain.cli import main
+from cain.frontend.kernel import parse_filter
 
 OUTCOMES = ("passed", "no program", "error", "crash", "wrong")
 SHAPES = ((3, 3), (5, 5), (2, 2), (3, 5))
@@ -153,6 +156,56 @@ def compile_case(text: str, budget: Budget, workdir: Path) -> Outcome:
     return outcome
 
 
+REGRESSION_BUDGET = Budget(nodes=20)
+
+
+def regression_failure(path: Path, workdir: Path) -> str | None:
+    """What is wrong with a kept case now (None: nothing). Never a crash or a wrong program again. A case
+    that had no program gets one (perhaps too long for the kernel store, which says so), or is still told
+    the registers the constructive program needs; a case the reader rejected (a kernel approximated to
+    zero) is still rejected with its location, and one too long for the kernel store (at the campaign's
+    small budget) still says how long it is and what to change, or compiles."""
+    text = path.read_text()
+    found = text.splitlines()[0].rsplit(": ", 1)[-1]
+    outcome = compile_case(text, REGRESSION_BUDGET, workdir)
+    allowed = {"no program": ("passed", "no program", "error"), "error": ("passed", "error")}.get(
+        found, ("passed",)
+    )
+    if outcome.outcome not in allowed:
+        return f"{outcome.outcome}: {outcome.message}"
+    if outcome.outcome == "no program":
+        if not re.search(r"the constructive program needs \d+", outcome.message):
+            return outcome.message
+        filt = parse_filter(text, path.name)
+        over_input = "the last output would have to be formed over an input"
+        if len(filt.inputs) + len(filt.kernels) > len(filt.registers) and over_input not in outcome.message:
+            return outcome.message
+    if outcome.outcome == "error":
+        located = re.search(r"case\.cain:\d+:\d+: error", outcome.message)
+        store = re.search(
+            r"is \d+ ICWs long, but the SCAMP-5 kernel store holds 1024: split", outcome.message
+        )
+        if not (located or store):
+            return outcome.message
+    return None
+
+
+def check_regressions(directory: Path, quiet: bool) -> int:
+    """Every kept case under `directory` through `regression_failure`; 1 when any fails."""
+    failures = 0
+    with tempfile.TemporaryDirectory() as tmp:
+        for path in sorted(directory.glob("*.cain")):
+            started = time.perf_counter()
+            failure = regression_failure(path, Path(tmp))
+            failures += failure is not None
+            if not quiet or failure:
+                print(
+                    f"{path.name}: {failure or 'ok'} ({time.perf_counter() - started:.1f} s)", file=sys.stderr
+                )
+    print(f"{failures} of {len(list(directory.glob('*.cain')))} kept cases fail", file=sys.stderr)
+    return 1 if failures else 0
+
+
 def _classify(status: int | None, err: str) -> Outcome | None:
     """None when cain-opt succeeded; else the outcome its exit status and stderr say."""
     if status == 0 and "Traceback" not in err:
@@ -188,7 +241,15 @@ def main_fuzz(argv: list[str] | None = None) -> int:
         default=CASES_DIR,
         help="where failing cases are saved (default tests/regressions/fuzz/)",
     )
+    parser.add_argument(
+        "--regressions",
+        action="store_true",
+        help=f"instead of a campaign, check every kept case under --cases at {REGRESSION_BUDGET} "
+        "(the suite runs the quicker ones)",
+    )
     args = parser.parse_args(argv)
+    if args.regressions:
+        return check_regressions(args.cases, args.quiet)
     machine = machine_info()
     rng = random.Random(args.seed)
     counts: Counter[str] = Counter()

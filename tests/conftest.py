@@ -22,6 +22,15 @@ SLOW_LIT = (
     "search/exact_cp_sat.cain",
     "search/exact_icws.cain",
     "search/kernel_by_kernel.cain",
+    # several cain-opt runs each, on modules the fast tier also tests in-process
+    "search/errors.cain",
+    "bus-synth/synth.mlir",
+    "emit/target_c.mlir",
+    "goal/roundtrip.mlir",
+    "scamp5/roundtrip.mlir",
+    "frontend/cli.mlir",
+    "convert-linalg-to-goal/",
+    "regalloc/errors.mlir",
 )
 """Lit tests left to the full suite: searches of hundreds to thousands of nodes, exact proofs, the readers'
 errors one file each (tests/frontend/ checks each message and place in-process) and the

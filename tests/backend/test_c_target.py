@@ -28,6 +28,7 @@ def test_one_registry_for_cain_opt_the_library_and_xdsl():
     assert "emit" not in passes.get_all_passes()  # a spelling of the target, not a pass
 
 
+@pytest.mark.slow
 def test_emit_and_dash_t_c_print_the_same_c(capsys, tmp_path):
     source = tmp_path / "blur.cain"
     source.write_text("filter blur\ninput A\noutput b -> B = 1/4 [1 2 1]\n")

@@ -154,7 +154,14 @@ def test_mass_bound():
 
 
 @pytest.mark.slow
-@pytest.mark.parametrize(("name", "iset"), [(n, s) for n in optimal.SMALL for s in ("basic", "all")])
+@pytest.mark.parametrize(
+    ("name", "iset"),
+    [
+        pytest.param(n, s, marks=[pytest.mark.long] * (n != "roberts" and s == "all"))
+        for n in optimal.SMALL
+        for s in ("basic", "all")
+    ],
+)
 def test_small_filters_are_proven_and_bounded(name, iset):
     filt = optimal.load(name, iset)
     result = exact(filt, iset)
@@ -232,6 +239,7 @@ def test_cp_sat_agrees_with_the_brute_force_over_every_program(matrix, brute):
 
 
 @pytest.mark.slow
+@pytest.mark.long
 @needs_cp_sat
 def test_cp_sat_bound_makes_the_exact_result_optimal_for_every_program():
     """Prewitt x in the `all` set: CP-SAT refutes 3 macros for every program (the general bound says 2), and

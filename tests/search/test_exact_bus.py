@@ -114,7 +114,15 @@ def synthesized(filt: Filter) -> int:
 
 
 @pytest.mark.slow
-@pytest.mark.parametrize("name", ["roberts", "prewitt_x", "box3x3", "laplacian4"])
+@pytest.mark.parametrize(
+    "name",
+    [
+        "roberts",
+        pytest.param("prewitt_x", marks=pytest.mark.long),
+        pytest.param("box3x3", marks=pytest.mark.long),
+        "laplacian4",
+    ],
+)
 def test_small_filters_are_proven_within_bus_synth(name):
     """Proven at a CI node budget, and the bound never above a length achieved: the program's own, and
     bus-level synthesis of the heuristic search's plan."""
@@ -211,7 +219,9 @@ def states_met(search: ExactBusSearch, left: int, upper: int) -> list[tuple]:
 
 
 @pytest.mark.slow
-@pytest.mark.parametrize("name", ["sobel_x", "sharpen", "emboss", *PAIRS])
+@pytest.mark.parametrize(
+    "name", ["sobel_x", *(pytest.param(n, marks=pytest.mark.long) for n in ("sharpen", "emboss")), *PAIRS]
+)
 def test_two_steps_never_prunes_a_state_two_micro_ops_finish(name):
     """`two_steps` is a relaxation: on every state two steps from the end that a search meets, when the
     generic steps find a micro-op after which the last one finishes the kernel (or, with two outputs, the
@@ -252,6 +262,7 @@ def test_may_finish_keeps_every_child_two_steps_keeps(name):
 
 
 @pytest.mark.slow
+@pytest.mark.long
 def test_emboss_needs_seven_icws_and_has_them():
     """Emboss's proven optimum (docs/evaluation.md): every length below 7 refuted at a CI node budget (the
     search's own proof of 7 takes some 96000 nodes, about two minutes), and the 7-ICW program it found
@@ -272,6 +283,7 @@ def test_emboss_needs_seven_icws_and_has_them():
 
 
 @pytest.mark.slow
+@pytest.mark.long
 def test_gaussian_is_proven_at_six_icws():
     """The 3x3 Gaussian (docs/evaluation.md): proven at 6 ICWs, four of them `bus2`s, against bus-level
     synthesis's 8 and the hand-written 12."""
