@@ -12,7 +12,7 @@ from cain.diagnostics import CainError
 from cain.model.filter import Filter
 from cain.model.program import Program
 from cain.search.allocate import allocated, verify
-from cain.search.budget import Budget, Stopped, peak_memory
+from cain.search.budget import Budget, Stopped, long_lived_tables, peak_memory
 from cain.search.config import DEFAULT_TIME, PlanEvent, SearchConfig, SearchResult, register_names
 from cain.search.constructive import over_input
 from cain.search.constructive.program import shortest_constructive, shortest_fitting
@@ -37,17 +37,18 @@ def search(filt: Filter, cfg: SearchConfig | None = None) -> SearchResult:
     start = time.perf_counter()
     bound = filter_bound(filt, cfg.instruction_set)
     final = [atoms.from_goal(g) for g in filt.final_goals()]
-    if full_bag_refuted(final, len(filt.inputs), len(names)):
-        # no program of the goal model fits: only the constructive program could, so do not search
-        result = SearchResult(program=None, stopped=Stopped.IMPOSSIBLE)
-    elif cfg.exact:
-        result = _search_exact(filt, cfg, names, start, bound)
-    else:
-        result = _search_heuristic(filt, cfg, names, start, bound)
-    after = time.perf_counter()
-    result.seconds = after - start
-    if cfg.fallback:
-        _offer_constructive(result, filt, cfg, names)
+    with long_lived_tables():
+        if full_bag_refuted(final, len(filt.inputs), len(names)):
+            # no program of the goal model fits: only the constructive program could, so do not search
+            result = SearchResult(program=None, stopped=Stopped.IMPOSSIBLE)
+        elif cfg.exact:
+            result = _search_exact(filt, cfg, names, start, bound)
+        else:
+            result = _search_heuristic(filt, cfg, names, start, bound)
+        after = time.perf_counter()
+        result.seconds = after - start
+        if cfg.fallback:
+            _offer_constructive(result, filt, cfg, names)
     if result.program is not None:
         verify(result.program, filt)
     result.finish_seconds = time.perf_counter() - after

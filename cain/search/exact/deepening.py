@@ -33,7 +33,7 @@ from dataclasses import dataclass
 from cain.diagnostics import CainError
 from cain.model.filter import Filter
 from cain.model.program import Program
-from cain.search.budget import Budget, OutOfBudget, Stopped
+from cain.search.budget import Budget, OutOfBudget, Stopped, settle
 from cain.search.exact.bound import Kinds, bag_bound
 from cain.search.exact.symmetry import SYMMETRIES, image
 from cain.search.goals import atoms
@@ -632,7 +632,10 @@ class ExactSearch:
         """Raise `OutOfBudget` past the deadline, or past the memory limit once the memos were emptied."""
         self.budget.check_time()
         self._checks += 1
-        if not self._checks % 4096 and self.budget.over_memory():
+        if self._checks % 4096:
+            return
+        settle()
+        if self.budget.over_memory():
             if self._forgot:
                 raise OutOfBudget(Stopped.MEMORY)
             self._forget()

@@ -571,18 +571,18 @@ class Space:
         out = []
         tick = self.tick
         copy_macro = self.copy.macro if self.copy else None
-        for o in options:
+        for tier, _, _, form, dirs, u, lowers, rest in options:
             tick()
-            child = list(o.rest)
-            for lo in o.lowers:
-                if child.count(lo) < o.lowers.count(lo):
+            child = list(rest)
+            for lo in lowers:
+                if child.count(lo) < lowers.count(lo):
                     child.append(lo)
             cb = tuple(sorted(child))
-            macro = o.form.macro if o.form is not None else self.res
+            macro = form.macro if form is not None else self.res
             h = 0.0 if self.random_order else self.cost(cb)
             if macro == copy_macro:
                 h *= 2
-            out.append((o.tier, h, (macro, o.directions, o.upper, o.lowers), cb))
+            out.append((tier, h, (macro, dirs, u, lowers), cb))
         if self.random_order:
             out = [(h, p, c) for _, h, p, c in out]
             return out[:keep] if keep else out
@@ -652,9 +652,8 @@ class Space:
         """The pairs of `upper`'s goal, onto `options`: its unary forms, its splits (and relations to the
         other goals of the bag) by every binary form, its triples by `add3`."""
         u = upper.u
-        option = self._option
-        for f, dirs, lowers in self.unary_forms(u):
-            option(upper, f, dirs, lowers, options)
+        add = self._add_options
+        add(upper, self.unary_forms(u), options)
         seen = set()
         splits = list(self.splits(u))
         for g in bag:
@@ -667,78 +666,78 @@ class Space:
             seen.add(split)
             main, others, moved_pats, kept, lows = self.split_forms(split)
             if upper.fresh_pairs_fit or not lows.isdisjoint(upper.rest_set):  # else none would fit
-                for f, dirs, lowers in main:
-                    option(upper, f, dirs, lowers, options)
+                add(upper, main, options)
             if not moved_pats.isdisjoint(by_tpat) or not kept.isdisjoint(bag_set):
-                for f, dirs, lowers in self.other_forms(others, bag_set, by_tpat):
-                    option(upper, f, dirs, lowers, options)
+                add(upper, self.other_forms(others, bag_set, by_tpat), options)
         for f in self.ternary:
             if all(f.signs[i] == 1 and not f.shifted[i] for i in range(3)):
-                for t in self.triples(u):
-                    option(upper, f, (), t, options)
+                add(upper, [(f, (), t) for t in self.triples(u)], options)
 
-    def _option(
-        self, upper: _Upper, form: Form, dirs: tuple[str, ...], lowers: tuple[int, ...], options: list[Option]
-    ) -> None:
-        """The pair `form(lowers) -> upper` onto `options`, with its tier and cheap estimate (the heuristic's
-        per-goal terms of the goals that change), unless its child needs more registers than exist. One
-        function, as the closure it was: it runs for every candidate of every node."""
-        # the registers first: most candidates of a bag near the register count fail them
-        rest_set = upper.rest_set
-        size = len(upper.rest)
-        extra = 1
-        for i, lo in enumerate(lowers):
-            if i and lo in lowers[:i]:
-                size += 1  # a second register holding the same goal
-            elif lo not in rest_set:
-                size += 1
-                if i in form.share:
-                    extra = 0
-        if size + form.need + extra > self.registers:
-            return
-        tot, dist, pat = self.tot, self.dist, self.pat
-        q = upper.base
-        pats = None
-        for i, lo in enumerate(lowers):
-            t = tot[lo]
-            if i and lo in lowers[:i]:
-                q += t + dist[lo] + 2 * t * t
-            elif lo not in rest_set:
-                q += t + dist[lo]
-                p = pat[lo]
-                if p >= 0 and p not in upper.rest_pats and (pats is None or p not in pats):
-                    q += t * t
-                    if pats is None:
-                        pats = {p}
-                    else:
-                        pats.add(p)
-        # the tier: see `ELIMINATES`, `DERIVES`, `OTHER`
-        src = upper.src
-        if not upper.tiered:
-            tier = OTHER
-        elif size == len(upper.rest):
-            tier = ELIMINATES
-        elif src >= 0:
+    def _add_options(self, upper: _Upper, candidates, options: list[Option]) -> None:
+        """Each pair `form(lowers) -> upper` of `candidates` (form, directions, lowers) onto `options`, with
+        its tier and cheap estimate (the heuristic's per-goal terms of the goals that change), unless its
+        child needs more registers than exist. It runs for every candidate of every node: the tables it
+        reads are bound once per batch of candidates."""
+        rest_set, rest_pats, n_rest, u = upper.rest_set, upper.rest_pats, len(upper.rest), upper.u
+        registers, tot, dist, pat = self.registers, self.tot, self.dist, self.pat
+        tiered, base, rest = upper.tiered, upper.base, upper.rest
+        for form, dirs, lowers in candidates:
+            # the registers first: most candidates of a bag near the register count fail them
+            size = n_rest
+            extra = 1
+            for i, lo in enumerate(lowers):
+                if i and lo in lowers[:i]:
+                    size += 1  # a second register holding the same goal
+                elif lo not in rest_set:
+                    size += 1
+                    if i in form.share:
+                        extra = 0
+            if size + form.need + extra > registers:
+                continue
+            q = base
+            pats = None
+            for i, lo in enumerate(lowers):
+                t = tot[lo]
+                if i and lo in lowers[:i]:
+                    q += t + dist[lo] + 2 * t * t
+                elif lo not in rest_set:
+                    q += t + dist[lo]
+                    p = pat[lo]
+                    if p >= 0 and p not in rest_pats and (pats is None or p not in pats):
+                        q += t * t
+                        if pats is None:
+                            pats = {p}
+                        else:
+                            pats.add(p)
+            if not tiered:
+                tier = OTHER
+            elif size == n_rest:
+                tier = ELIMINATES
+            else:
+                tier = self._tier(upper, form, lowers)
+            options.append(_make_option(Option, (tier, q, len(options), form, dirs, u, lowers, rest)))
+
+    def _tier(self, upper: _Upper, form: Form, lowers: tuple[int, ...]) -> int:
+        """The tier of the pair `form(lowers) -> upper` that takes a new register (see `DERIVES`, `OTHER`)."""
+        tot, src = self.tot, upper.src
+        if src >= 0:
             # u is a copy of src: a division towards src, or a move towards src's position
-            tier = OTHER
             if len(lowers) == 1:
                 lo = lowers[0]
                 if form is self.division:
-                    tier = DERIVES if tot[lo] <= tot[src] else OTHER
-                elif form.shifted[0]:
+                    return DERIVES if tot[lo] <= tot[src] else OTHER
+                if form.shifted[0]:
                     sx, sy = self.anchor[src]
                     lx, ly = self.anchor[lo]
                     ux, uy = self.anchor[upper.u]
                     if abs(lx - sx) + abs(ly - sy) < abs(ux - sx) + abs(uy - sy):
-                        tier = DERIVES
-        else:
-            tier = DERIVES
-            spat, source = self.spat, upper.source
-            for lo in lowers:
-                if lo not in rest_set and (pat[lo] < 0 or tot[source.get(spat[lo], lo)] <= tot[lo]):
-                    tier = OTHER
-                    break
-        options.append(_make_option(Option, (tier, q, len(options), form, dirs, upper.u, lowers, upper.rest)))
+                        return DERIVES
+            return OTHER
+        pat, spat, source, rest_set = self.pat, self.spat, upper.source, upper.rest_set
+        for lo in lowers:
+            if lo not in rest_set and (pat[lo] < 0 or tot[source.get(spat[lo], lo)] <= tot[lo]):
+                return OTHER
+        return DERIVES
 
     def unary_forms(self, u: int) -> list[tuple[Form, tuple[str, ...], tuple[int]]]:
         """The one-operand pairs of goal `u` (memoised): its negation, every move's, and its division's

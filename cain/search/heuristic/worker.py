@@ -14,7 +14,7 @@ from cain.diagnostics import CainError
 from cain.model.filter import Filter, Kernel
 from cain.model.program import Program
 from cain.search.allocate import allocated
-from cain.search.budget import Budget, OutOfBudget, Stopped
+from cain.search.budget import Budget, OutOfBudget, Stopped, settle
 from cain.search.config import DEFAULT_TIME, PORTFOLIO_RESTART, PlanEvent, SearchConfig
 from cain.search.constructive.program import Bases, constructive_plan
 from cain.search.goals import atoms
@@ -532,6 +532,7 @@ class Worker:
         self.next_check = self.nodes + 64
         if now >= self.next_memory_check:
             self.next_memory_check = now + 0.1
+            settle()
             if self._over_memory(t.cache):
                 return Stopped.MEMORY
         if self.again is not None and self._again(now):
