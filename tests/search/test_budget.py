@@ -4,6 +4,7 @@ deterministic, and the program it returns computes the filter."""
 
 from __future__ import annotations
 
+import gc
 from pathlib import Path
 
 import pytest
@@ -12,7 +13,7 @@ from cain.backend.verify import verify_for_filter
 from cain.frontend.kernel import parse_filter
 from cain.search import SearchConfig, search
 from cain.search.allocate import allocated
-from cain.search.budget import Budget, OutOfBudget, Stopped
+from cain.search.budget import Budget, OutOfBudget, Stopped, long_lived_tables, settle
 from cain.search.exact.deepening import ExactSearch
 
 EXAMPLES = Path(__file__).parent.parent.parent / "examples"
@@ -117,3 +118,19 @@ def test_the_exact_search_counts_the_node_past_its_budget_and_stops():
     found = exact.run()
     assert found.stopped is Stopped.NODES and found.nodes == 21 and found.program is None
     assert found.bound >= 1
+
+
+def test_long_lived_tables_hands_everything_back():
+    """Inside a search's context the collector runs rarely and `settle` freezes what is alive; afterwards
+    nothing stays frozen and the thresholds are the caller's again (nested contexts restore once)."""
+    before = gc.get_threshold()
+    settle()
+    assert gc.get_freeze_count() == 0  # outside a search, nothing is frozen
+    with long_lived_tables():
+        assert gc.get_threshold()[0] > before[0]
+        with long_lived_tables():
+            settle()
+            assert gc.get_freeze_count() > 0
+        assert gc.get_freeze_count() > 0  # the inner context leaves the outer one's state alone
+    assert gc.get_freeze_count() == 0
+    assert gc.get_threshold() == before
