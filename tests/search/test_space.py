@@ -136,3 +136,28 @@ def test_basic_pairs_use_only_basic_macros():
     bag = space.bag(atoms.from_goal(k) for k in (K1, K2, K3))
     used = {pair[0] for _, pair, _ in space.pairs(bag)}
     assert used and used <= {"add", "sub", "neg", "movx", "mov", "divq", "res"}
+
+
+def test_a_form_may_read_one_value_twice():
+    """`x - shift(x)`: a goal that is a part minus the same part moved two places is one pair whose two
+    operands are one new goal, held in one register (the bus rule lets `sub2x` read a register twice),
+    so the child goal-bag holds it once; `add` may not read one register twice, so its child holds two."""
+    space = Space("all", depth=0, registers=6, inputs=[atoms.from_goal(Goal.identity(0))])
+    u = atoms.from_goal(goal([-1, 0, 1], [-2, 0, 2], [-1, 0, 1]))
+    bag = space.bag([u])
+    same = [(p, child) for _, p, child in space.pairs(bag) if len(p[3]) == 2 and p[3][0] == p[3][1]]
+    by_macro = {p[0]: child for p, child in same}
+    assert "sub2x" in by_macro and len(by_macro["sub2x"]) == 1
+    twice = [child for _, p, child in space.pairs(bag) if p[0] == "add" and p[3][0] == p[3][1]]
+    assert all(len(child) == 2 for child in twice)
+
+
+def test_sobel_pair_in_ten_macros():
+    """Both Sobel kernels share `x - shift2(x)` forms: the search reaches the ten-macro program (a node
+    budget, verified by the search)."""
+    from cain.frontend.kernel import parse_filter
+    from cain.search import SearchConfig, search
+
+    text = "filter s\ninput A\noutput x -> A = 1/4 [-1 0 1; -2 0 2; -1 0 1]\noutput y -> B = 1/4 [-1 -2 -1; 0 0 0; 1 2 1]\n"
+    result = search(parse_filter(text, "s"), SearchConfig(node_budget=2000, progress=False))
+    assert result.program.macros <= 10

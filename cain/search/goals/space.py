@@ -69,6 +69,17 @@ class Form:
             out.append(k)
         return tuple(out)
 
+    def held(self, lowers: tuple[int, ...], i: int, before: bool = False) -> set[int]:
+        """The copies of operand `i`'s goal (registers holding it) that operands 0 to `i` read (with
+        `before`, 0 to `i - 1`)."""
+        copies = self.copies(lowers)
+        return {copies[j] for j in range(i if before else i + 1) if lowers[j] == lowers[i]}
+
+    def new_copy(self, lowers: tuple[int, ...], i: int) -> bool:
+        """Whether operand `i` reads a copy of its goal that no earlier operand reads (a register of its own
+        where an earlier operand has the same goal)."""
+        return len(self.held(lowers, i)) > len(self.held(lowers, i, before=True))
+
 
 class Option(NamedTuple):
     """A candidate pair of `Space.pairs` before it is scored: its tier, cheap estimate and the order it was
@@ -574,9 +585,12 @@ class Space:
         for tier, _, _, form, dirs, u, lowers, rest in options:
             tick()
             child = list(rest)
-            for lo in lowers:
-                if child.count(lo) < lowers.count(lo):
-                    child.append(lo)
+            for i, lo in enumerate(lowers):
+                if not (i and lo in lowers[:i]):
+                    if lo not in child:
+                        child.append(lo)
+                elif child.count(lo) < len(form.held(lowers, i)):
+                    child.append(lo)  # a second register holding the same goal
             cb = tuple(sorted(child))
             macro = form.macro if form is not None else self.res
             h = 0.0 if self.random_order else self.cost(cb)
@@ -687,7 +701,8 @@ class Space:
             extra = 1
             for i, lo in enumerate(lowers):
                 if i and lo in lowers[:i]:
-                    size += 1  # a second register holding the same goal
+                    if form.new_copy(lowers, i):
+                        size += 1  # a second register holding the same goal
                 elif lo not in rest_set:
                     size += 1
                     if i in form.share:
@@ -699,7 +714,8 @@ class Space:
             for i, lo in enumerate(lowers):
                 t = tot[lo]
                 if i and lo in lowers[:i]:
-                    q += t + dist[lo] + 2 * t * t
+                    if form.new_copy(lowers, i):
+                        q += t + dist[lo] + 2 * t * t
                 elif lo not in rest_set:
                     q += t + dist[lo]
                     p = pat[lo]
@@ -803,13 +819,31 @@ class Space:
                     for p, sh in zip(signed, f.shifted, strict=True)
                 )
                 main.append((f, dirs, lowers))
-                others.append((f, tuple(self.intern(p) for p in signed), off))
+                ids = tuple(self.intern(p) for p in signed)
+                others.append((f, ids, off))
+                same = self._one_value(f, ids, off)
+                if same is not None:
+                    main.append(same)
         moved_pats = frozenset(self.tpat[p] for f, parts, _ in others for p, sh in zip(parts, f.shifted) if sh)
         kept = frozenset(p for f, parts, _ in others for p, sh in zip(parts, f.shifted) if not sh)
         lows = frozenset(lo for _, _, lowers in main for lo in lowers)
         r = (main, others, moved_pats, kept, lows)
         self._split_forms[split] = r
         return r
+
+    def _one_value(self, f: Form, parts: tuple[int, int], best: tuple[int, int]):
+        """The lowers of `f` on one value twice, `x op shift(x)`, where its moved part is its kept part moved
+        by an offset `f` can apply (other than `best`, already taken): one new register instead of two."""
+        (p0, s0), (p1, s1) = zip(parts, f.shifted, strict=True)
+        if s0 == s1 or self.tpat[p0] != self.tpat[p1]:
+            return None
+        moved, kept = (p0, p1) if s0 else (p1, p0)
+        (mx, my), (kx, ky) = self.anchor[moved], self.anchor[kept]
+        off = (mx - kx, my - ky)
+        dirs = self._offset_dirs[f.macro].get(off)
+        if dirs is None or off == best:
+            return None
+        return (f, dirs, (kept, kept))
 
     def other_forms(self, others, bag_set, by_tpat) -> list:
         """The lowers of `split_forms`' shifted forms at their other offsets, where a lower is a goal of

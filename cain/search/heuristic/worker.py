@@ -190,7 +190,7 @@ class Worker:
             n = n.parent
         pairs.reverse()
         pairs.extend(tail)
-        program = to_program(self.space, self.filt, pairs)
+        program = to_program(self.space, self.filt, pairs, shared=True)
         self._offer(program)
         if self.best_plan is program:
             path = []
