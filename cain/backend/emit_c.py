@@ -229,7 +229,13 @@ class CTarget(Target):
                 cut = kernel_split(kernel, self.max_icws)
                 if cut.kernels > 1:
                     pieces = [piece_micro_ops(p) for p in kernel_pieces(kernel)]
-                    verify_kernels(cut.parts(pieces), kernel.filter, images=1, size=32)
+                    verify_kernels(
+                        cut.parts(pieces),
+                        kernel.filter,
+                        images=1,
+                        size=32,
+                        macros=kernel.counts.get("macros"),
+                    )
             foreign = foreign_registers(kernel)
             if foreign and self.strict:
                 raise CainError(
