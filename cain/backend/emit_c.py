@@ -150,13 +150,13 @@ def kernel_split(kernel: KernelOp, limit: int = KERNEL_STORE) -> Split:
         raise CainError(f"emit: kernel @{kernel.sym_name.data}: {e}") from None
 
 
-def emit_kernel(kernel: KernelOp, limit: int = KERNEL_STORE) -> str:
+def emit_kernel(kernel: KernelOp, limit: int = KERNEL_STORE, cut: Split | None = None) -> str:
     """The C function of one allocated kernel: one SDK kernel, or when longer than `limit` ICWs the sequence
-    of kernels `kernel_split` gives, each recorded once and moved to the heap."""
+    of kernels `cut` (by default `kernel_split`'s), each recorded once and moved to the heap."""
     name = kernel.sym_name.data
     require_registers(kernel, "emit")
     pieces = kernel_pieces(kernel)
-    cut = kernel_split(kernel, limit)
+    cut = cut or kernel_split(kernel, limit)
     comment = ["/*", *(f" * {line}".rstrip() for line in header_comment(kernel, cut, limit)), " */"]
     lines = [*comment, f"void {c_identifier(name)}(void) {{"]
     ends = (*cut.starts[1:], len(pieces))
@@ -190,12 +190,18 @@ def split_comment(cut: Split, limit: int) -> list[str]:
     ]
 
 
-def emit_module(kernels: list[KernelOp], limit: int = KERNEL_STORE) -> str:
-    """A C++ translation unit for the SCAMP-5d SDK holding one function per kernel."""
+def emit_module(kernels: list[KernelOp], limit: int = KERNEL_STORE, cuts: list[Split] | None = None) -> str:
+    """A C++ translation unit for the SCAMP-5d SDK holding one function per kernel (cut as `cuts` say)."""
     parts = ["#include <scamp5.hpp>", "using namespace SCAMP5_PE;", ""]
-    for kernel in kernels:
-        parts += [emit_kernel(kernel, limit), ""]
+    for k, kernel in enumerate(kernels):
+        parts += [emit_kernel(kernel, limit, cuts[k] if cuts else None), ""]
     return "\n".join(parts)
+
+
+def verify_split(kernel: KernelOp, cut: Split) -> None:
+    """Verify `kernel` run as the kernels of `cut`, as the device runs them (`verify_kernels`)."""
+    pieces = [piece_micro_ops(p) for p in kernel_pieces(kernel)]
+    verify_kernels(cut.parts(pieces), kernel.filter, images=1, size=32, macros=kernel.counts.get("macros"))
 
 
 @dataclass(frozen=True)
@@ -223,19 +229,12 @@ class CTarget(Target):
         if self.max_icws < 1:
             raise CainError(f"emit: max-icws must be at least 1, not {self.max_icws}")
         kernels = kernels_of(module, "emit", allocated=True)
-        for kernel in kernels:
+        cuts = [kernel_split(kernel, self.max_icws) for kernel in kernels]
+        for kernel, cut in zip(kernels, cuts, strict=True):
             if self.verify:
                 ensure_verified(kernel, images=1, size=32)
-                cut = kernel_split(kernel, self.max_icws)
                 if cut.kernels > 1:
-                    pieces = [piece_micro_ops(p) for p in kernel_pieces(kernel)]
-                    verify_kernels(
-                        cut.parts(pieces),
-                        kernel.filter,
-                        images=1,
-                        size=32,
-                        macros=kernel.counts.get("macros"),
-                    )
+                    verify_split(kernel, cut)
             foreign = foreign_registers(kernel)
             if foreign and self.strict:
                 raise CainError(
@@ -247,4 +246,4 @@ class CTarget(Target):
                     f"emit: warning: kernel @{kernel.sym_name.data} uses register(s) {', '.join(foreign)}, which "
                     f"SCAMP-5d lacks: the C is for a hypothetical device (emit{{strict=true}} refuses it)\n"
                 )
-        return emit_module(kernels, self.max_icws)
+        return emit_module(kernels, self.max_icws, cuts)
