@@ -182,7 +182,7 @@ def split_comment(cut: Split, limit: int) -> list[str]:
     return [
         f"run as {cut.kernels} SDK kernels of at most {limit} ICWs each (emit{{max-icws}}), one after the other:",
         f"  {', '.join(map(str, cut.icws))} ICWs; the registers keep their values between kernels",
-        f"  ({'-'.join(map(str, (held[0], held[-1]))) if len(held) > 1 else held[0]} live at each cut), NEWS is not relied on",
+        f"  ({f'{held[0]} to {held[-1]}' if len(held) > 1 else held[0]} values live at a cut), NEWS is not relied on",
         "each is recorded once (scamp5_kernel_begin), on the first call, and then moved to the heap",
         f"(move_to_heap): none stays on the SDK's {KERNEL_STORE}-ICW stack, but recording the longest needs {longest}",
         f"of it free, so the host's kernels still recorded then (e.g. get_image's) may hold at most {KERNEL_STORE - longest} ICWs",
