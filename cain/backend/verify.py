@@ -236,18 +236,10 @@ class _Lost(Exception):
     """A live value was overwritten: stops the register-level run at the instruction that did it."""
 
 
-def verify_bus(
-    ops: Sequence[MicroOp],
-    filter: Filter,
-    *,
-    images: int = 2,
-    size: int = 64,
-    seed: int = 0,
-    macros: int | None = None,
-) -> VerificationReport:
+def verify_bus(ops: Sequence[MicroOp], filter: Filter, **options: int | None) -> VerificationReport:
     """Check a bus micro-op program: with `filter`'s inputs in their registers, every output register
-    ends with its kernel's goal."""
-    return verify_kernels([ops], filter, images=images, size=size, seed=seed, macros=macros)
+    ends with its kernel's goal (`verify_kernels` of one kernel, with its options)."""
+    return verify_kernels([ops], filter, **options)  # type: ignore[arg-type]
 
 
 def verify_kernels(
