@@ -5,7 +5,9 @@ The SDK records a kernel's ICWs on a stack of `KERNEL_STORE` (1024, `ICW_STACK_C
 values from one kernel to the next, so a long program runs as several kernels. Cuts fall between macros
 (never inside a macro's expansion) or, in a bus-level program that is not a macro expansion, between
 micro-ops where NEWS holds nothing still to be read (nothing is assumed of NEWS across kernels). Of the
-cuts that give the fewest kernels within the limit, those where the fewest registers hold live values.
+cuts that give the fewest kernels within the limit, those that keep the longest kernel near the shortest
+possible (the host's own kernels share the stack while these are recorded), then those where the fewest
+registers hold live values.
 """
 
 from __future__ import annotations
