@@ -46,8 +46,8 @@ def kernel_of(module: ModuleOp) -> KernelOp:
 
 def long_module(n: int) -> ModuleOp:
     """A chain of `n` moves (2n ICWs) from A to B: one value live at every cut."""
-    p = Program("long", [(0, "A")], [Instr("mov", (v + 1,), (v,)) for v in range(n)], [(n, "B")])
-    f = Filter.of_goals("long", [Goal.identity(1)], 0, ["A"], ["B"])
+    p = Program("chain", [(0, "A")], [Instr("mov", (v + 1,), (v,)) for v in range(n)], [(n, "B")])
+    f = Filter.of_goals("chain", [Goal.identity(1)], 0, ["A"], ["B"])
     return ModuleOp([kernel_from_program(allocate(p, f.registers), f)])
 
 
@@ -144,3 +144,16 @@ def test_expansion_pieces_match_the_program():
     flat = [op for p in kernel_pieces(kernel) for op in piece_micro_ops(p)]
     regalloc = allocate(gauss3_basic(), gauss3_filter("A").registers)
     assert len(flat) == len(expansion(regalloc))
+
+
+@pytest.mark.skipif(CXX is None, reason="no C++ compiler")
+def test_a_program_past_the_store_runs_on_the_stand_in_as_kernels(tmp_path):
+    """1026 ICWs: as one kernel the stand-in's 1024-ICW stack refuses it; split, it runs and copies A to B."""
+    images = random_images(1, 1, SIZE, seed=4)[:, 0]
+    (out,) = compile_and_run(CTarget().text(long_module(513)), "chain", ["A"], ["B"], images, tmp_path)
+    assert np.array_equal(out, images[0])
+    whole = CTarget(max_icws=2000).text(long_module(513))
+    assert whole.count("scamp5_kernel_begin();") == 1
+    with pytest.raises(subprocess.CalledProcessError) as refused:
+        compile_and_run(whole, "chain", ["A"], ["B"], images, tmp_path)
+    assert "a kernel of 1026 ICWs overflows the ICW stack" in refused.value.stderr
