@@ -2,7 +2,9 @@
 
 One function named after the filter, its body a `scamp5_kernel_begin(); ... scamp5_kernel_end();`
 block, headed by a comment with the inputs and outputs and their registers, each kernel as
-approximated (integer matrix times 1/2^depth), the depth and error, and the macro and ICW counts.
+approximated (integer matrix times 1/2^depth), the depth and error, and the macro and ICW counts. A
+program longer than the kernel store (`CTarget.max_icws`) is a sequence of such blocks, each moved to the
+heap once recorded (`cain.backend.split` cuts it), verified as that sequence before it is printed.
 `CTarget` is the output target `c` of `cain-opt -t c` (and of a pipeline ending in `emit`).
 """
 
