@@ -5,6 +5,7 @@ failure report. The few in SLOW_LIT are marked `slow`, like the pytest tests tha
 
 from __future__ import annotations
 
+import importlib.util
 import shutil
 import subprocess
 import sys
@@ -35,12 +36,18 @@ SLOW_LIT = (
 """Lit tests left to the full suite: searches of hundreds to thousands of nodes, exact proofs, the readers'
 errors one file each (tests/frontend/ checks each message and place in-process) and the
 examples' goal IR (tests/frontend and tests/dialects read and round-trip every example in-process)."""
-LIT = shutil.which("lit") or str(Path(sys.executable).parent / "lit")
+LIT = (
+    [sys.executable, "-c", "from lit.main import main; main()"]
+    if importlib.util.find_spec("lit") is not None
+    else [shutil.which("lit") or str(Path(sys.executable).parent / "lit")]
+)
+"""lit run by this Python where it can be: a `lit` found on PATH (a pyenv shim, say) may put another
+installation's `cain-opt` first on the PATH its tests run with."""
 
 
 class LitItem(pytest.Item):
     def runtest(self):
-        done = subprocess.run([LIT, "-v", str(self.path)], capture_output=True, text=True, check=False)
+        done = subprocess.run([*LIT, "-v", str(self.path)], capture_output=True, text=True, check=False)
         if done.returncode != 0 or "Passed: 1" not in done.stdout + done.stderr:
             raise LitFailure(done.stdout + done.stderr)
 

@@ -3,6 +3,7 @@ run on images: what the C tests compare with the direct correlation."""
 
 import shutil
 import subprocess
+from collections.abc import Sequence
 from pathlib import Path
 
 import numpy as np
@@ -13,9 +14,16 @@ CXX = shutil.which("g++") or shutil.which("c++")
 
 
 def compile_and_run(
-    c_text: str, function: str, inputs: list[str], outputs: list[str], images, tmp_path
+    c_text: str,
+    function: str,
+    inputs: list[str],
+    outputs: list[str],
+    images,
+    tmp_path,
+    defines: Sequence[str] = (),
 ) -> np.ndarray:
-    """`function` of `c_text` run on `images` (one per input register): one image per output register."""
+    """`function` of `c_text` run on `images` (one per input register): one image per output register.
+    `defines` (`NAME=VALUE`) set the stand-in's parameters, e.g. `SCAMP5_ICW_STACK_CAP`."""
     source = tmp_path / "kernel.cpp"
     source.write_text(c_text)
     exe = tmp_path / "driver"
@@ -27,6 +35,7 @@ def compile_and_run(
             f"-I{C_DIR}",
             f"-DSCAMP5_SIZE={SIZE}",
             f'-DCAIN_SOURCE="{source}"',
+            *(f"-D{d}" for d in defines),
             f"-DCAIN_KERNEL={function}",
             str(C_DIR / "driver.cpp"),
             "-o",

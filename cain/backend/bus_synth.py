@@ -30,9 +30,6 @@ from cain.model.filter import Filter
 from cain.model.isa import DIRECTIONS, MACROS, NEIGHBOUR_NEWS, NEWS, OPPOSITE, MicroOp, offset_of
 from cain.model.program import Program
 
-KERNEL_STORE = 1024
-"""ICWs the SCAMP-5 kernel store holds: a longer kernel does not run."""
-
 Term = tuple[int, int, int]
 """`(value, dx, dy)`: a value of the plan read at offset `(dx, dy)`."""
 Lin = tuple[tuple[Term, int], ...]
@@ -675,16 +672,6 @@ def noisier(ops: Sequence[MicroOp], than: Sequence[MicroOp], filter: Filter, noi
     outputs = [k.register for k in filter.kernels]
     mine, theirs = output_noise(ops, inputs, outputs, noise), output_noise(than, inputs, outputs, noise)
     return any(a > b * (1 + 1e-9) for a, b in zip(mine, theirs, strict=True))
-
-
-def check_store(name: str, icws: int) -> None:
-    """Raise ValueError when a kernel is longer than the kernel store holds."""
-    if icws > KERNEL_STORE:
-        raise ValueError(
-            f"kernel @{name} is {icws} ICWs long, but the SCAMP-5 kernel store holds {KERNEL_STORE}: "
-            f"split the filter into several kernel files, lower max_depth or raise max_error (a shallower "
-            f"approximation), or compile at bus level (bus-synth) for a shorter program"
-        )
 
 
 @dataclass

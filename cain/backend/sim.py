@@ -32,6 +32,7 @@ from cain.model.isa import (
     MACROS,
     NEIGHBOUR_SIDE,
     NEWS,
+    OPPOSITE,
     Macro,
     MicroOp,
     SimulationError,
@@ -286,27 +287,53 @@ def reach(program: Program) -> int:
     """How far (in PE steps) from an edge a pixel must be for every output to be exact there: per value,
     the margin on each side that shifts have filled with zeros (a read from the east grows the east
     margin and shrinks the west one, so a value moved out and back keeps only its furthest excursion)."""
-    sides = {name: k for k, name in enumerate(DIRECTIONS)}
-    far: dict[int, tuple[int, ...]] = {v: (0, 0, 0, 0) for v, _ in program.inputs}
+    far: dict[int, Margins] = {v: NO_MARGINS for v, _ in program.inputs}
     for instr in program.instrs:
         macro = MACROS[instr.macro]
-        moved = (0, 0, 0, 0)
-        still = (0, 0, 0, 0)
+        moved = still = NO_MARGINS
         for term in macro.terms:
-            m = far.get(instr.operands[term.operand], (0, 0, 0, 0))
+            m = far.get(instr.operands[term.operand], NO_MARGINS)
             if term.shifted:
                 moved = tuple(map(max, moved, m))
             else:
                 still = tuple(map(max, still, m))
-        margins = list(moved)
         for d in instr.directions:
-            k = sides[d]
-            margins[k] += 1
-            margins[(k + 2) % 4] = max(0, margins[(k + 2) % 4] - 1)
-        r = tuple(map(max, margins, still))
+            moved = _moved(moved, d)
+        r = tuple(map(max, moved, still))
         for v in instr.results:
             far[v] = r
-    return max((max(far.get(v, (0, 0, 0, 0))) for v, _ in program.outputs), default=0)
+    return max((max(far.get(v, NO_MARGINS)) for v, _ in program.outputs), default=0)
+
+
+Margins = tuple[int, ...]
+"""Per side (in `DIRECTIONS` order), how many PEs from that edge a value holds zeros shifted in."""
+NO_MARGINS: Margins = (0, 0, 0, 0)
+_SIDES = {name: k for k, name in enumerate(DIRECTIONS)}
+
+
+def _moved(margins: Margins, side: str) -> Margins:
+    """The margins of a value read from the neighbour on `side`: one more there, one less opposite."""
+    k = _SIDES[side]
+    out = list(margins)
+    out[k] += 1
+    out[(k + 2) % 4] = max(0, out[(k + 2) % 4] - 1)
+    return tuple(out)
+
+
+def bus_reach(ops: Sequence[MicroOp], outputs: Sequence[str]) -> int:
+    """`reach` of a bus micro-op program: per register, the margins its value carries (one pass, so a
+    long program's margin stays that of its furthest excursion, not its count of neighbour reads)."""
+    far: dict[str, Margins] = {}
+    for op in ops:
+        got = NO_MARGINS
+        for s in op.srcs:
+            side = NEIGHBOUR_SIDE.get(s)
+            m = far.get(NEWS if side else s, NO_MARGINS)
+            got = tuple(map(max, got, _moved(m, side) if side else m))
+        for d in op.dests:
+            side = NEIGHBOUR_SIDE.get(d)
+            far[NEWS if side else d] = _moved(got, OPPOSITE[side]) if side else got
+    return max((max(far.get(r, NO_MARGINS)) for r in outputs), default=0)
 
 
 def simulate(
@@ -374,8 +401,44 @@ def simulate_bus(
 ) -> list[np.ndarray]:
     """Run bus micro-ops with `inputs` (register -> image stack) in their registers; the `outputs`
     registers afterwards. Every other register starts as random garbage."""
+    return simulate_kernels([ops], inputs, outputs, noise=noise, seed=seed)
+
+
+def simulate_kernels(
+    parts: Sequence[Sequence[MicroOp]],
+    inputs: Mapping[str, np.ndarray],
+    outputs: Sequence[str],
+    *,
+    noise: Noise | None = None,
+    seed: int = 0,
+) -> list[np.ndarray]:
+    """`simulate_bus` of a program run as a sequence of kernels (`cain.backend.split`): the registers keep
+    their values from one kernel to the next, NEWS is garbage again at the start of each."""
     first = np.asarray(next(iter(inputs.values())), dtype=np.float64)
-    state = garbage_registers({*inputs, *outputs, *bus_registers(ops)}, first.shape, seed)
+    state = garbage_registers(
+        {*inputs, *outputs, *(r for ops in parts for r in bus_registers(ops))}, first.shape, seed
+    )
     state.update((r, np.asarray(x, dtype=np.float64)) for r, x in inputs.items())
-    run_bus(ops, state, numeric_algebra(first.shape), noise)
+    run_kernels(
+        parts,
+        state,
+        numeric_algebra(first.shape),
+        lambda k: garbage_registers((), first.shape, seed + k)[NEWS],
+        noise,
+    )
     return [state[r] for r in outputs]
+
+
+def run_kernels(
+    parts: Sequence[Sequence[MicroOp]],
+    state: dict[str, object],
+    algebra: Algebra,
+    garbage: Callable[[int], object],
+    noise: Noise | None = None,
+) -> dict[str, object]:
+    """`run_bus` of each kernel in turn on `state`, NEWS set to `garbage(k)` before kernel `k` > 0."""
+    for k, ops in enumerate(parts):
+        if k:
+            state[NEWS] = garbage(k)
+        run_bus(ops, state, algebra, noise)
+    return state

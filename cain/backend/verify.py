@@ -27,8 +27,8 @@ from cain.backend.convert import micro_ops_of, program_from_kernel
 from cain.backend.regalloc import describe
 from cain.backend.sim import (
     GOAL_ALGEBRA,
-    NEIGHBOUR_SIDE,
     SimulationError,
+    bus_reach,
     bus_registers,
     correlate,
     expansion,
@@ -37,7 +37,7 @@ from cain.backend.sim import (
     numeric_algebra,
     random_images,
     reach,
-    run_bus,
+    run_kernels,
     run_registers,
     run_values,
 )
@@ -236,8 +236,14 @@ class _Lost(Exception):
     """A live value was overwritten: stops the register-level run at the instruction that did it."""
 
 
-def verify_bus(
-    ops: Sequence[MicroOp],
+def verify_bus(ops: Sequence[MicroOp], filter: Filter, **options: int | None) -> VerificationReport:
+    """Check a bus micro-op program: with `filter`'s inputs in their registers, every output register
+    ends with its kernel's goal (`verify_kernels` of one kernel, with its options)."""
+    return verify_kernels([ops], filter, **options)  # type: ignore[arg-type]
+
+
+def verify_kernels(
+    parts: Sequence[Sequence[MicroOp]],
     filter: Filter,
     *,
     images: int = 2,
@@ -245,33 +251,39 @@ def verify_bus(
     seed: int = 0,
     macros: int | None = None,
 ) -> VerificationReport:
-    """Check a bus micro-op program: with `filter`'s inputs in their registers, every output register
-    ends with its kernel's goal."""
+    """`verify_bus` of a program run as a sequence of kernels (`cain.backend.split`), as the device runs
+    them: registers keep their values between kernels, NEWS holds garbage at the start of each."""
     name, depth = filter.name, filter.depth
     inputs = [r for _, r in filter.inputs]
     outputs = [k.register for k in filter.kernels]
     input_goals, output_goals = filter.initial_goals(), filter.final_goals()
+    ops = [op for part in parts for op in part]
     report = VerificationReport(name, macros if macros is not None else 0, len(ops))
     channels = len(input_goals)
     regs = {*inputs, *outputs, *bus_registers(ops)}
     initial: dict[str, object] = {r: _garbage(r) for r in {*regs, NEWS}}
     initial.update(zip(inputs, input_goals, strict=True))
     try:
-        state = run_bus(ops, initial, GOAL_ALGEBRA)
+        state = run_kernels(parts, initial, GOAL_ALGEBRA, lambda k: _garbage(f"{NEWS} (at kernel {k + 1})"))
     except SimulationError as e:
         report.problems.append(f"bus: {e}")
         raise VerificationError(report) from None
     _compare_goals(report, [state[reg] for reg in outputs], output_goals, outputs, channels)
     if not report.ok:
         raise VerificationError(report)
-    report.checks.append("symbolic: the micro-ops end with every output register holding exactly its goal")
-    margin = sum(1 for op in ops for r in op.dests + op.srcs if r in NEIGHBOUR_SIDE)
+    kernels = f" run as {len(parts)} kernels" if len(parts) > 1 else ""
+    report.checks.append(
+        f"symbolic: the micro-ops{kernels} end with every output register holding exactly its goal"
+    )
+    margin = bus_reach(ops, outputs)
     size = max(size, 2 * margin + 8)
     pictures = random_images(channels, images, size, seed)
     algebra = numeric_algebra(pictures.shape[1:])
     numeric = garbage_registers(regs, pictures.shape[1:], seed + 1)
     numeric.update(zip(inputs, [correlate(pictures, g, depth) for g in input_goals], strict=True))
-    run_bus(ops, numeric, algebra)
+    run_kernels(
+        parts, numeric, algebra, lambda k: garbage_registers((), pictures.shape[1:], seed + 1 + k)[NEWS]
+    )
     expected = [correlate(pictures, g, depth) for g in output_goals]
     _compare_numeric(report, "numeric", [numeric[r] for r in outputs], expected, outputs, margin)
     if not report.ok:
@@ -342,7 +354,13 @@ def _content(program: Program) -> tuple:
     for v in (*(v for v, _ in program.inputs), *(r for i in program.instrs for r in i.results)):
         number[v] = len(number)
     instrs = tuple(
-        (i.macro, tuple(map(number.get, i.results)), tuple(map(number.get, i.operands)), i.directions, i.scratch)
+        (
+            i.macro,
+            tuple(map(number.get, i.results)),
+            tuple(map(number.get, i.operands)),
+            i.directions,
+            i.scratch,
+        )
         for i in program.instrs
     )
     return (

@@ -6,22 +6,17 @@ import pytest
 from handwritten import gauss3_all, gauss3_basic, gauss3_filter
 from hypothesis import HealthCheck, assume, given, settings
 from hypothesis import strategies as st
-from xdsl.dialects.builtin import ModuleOp
 
 from cain.backend.bus_synth import (
     DEFERRALS,
-    KERNEL_STORE,
     NEWS_FAMILY,
     Options,
-    check_store,
     expansion,
     linear_plan,
     noisier,
     synthesize,
     synthesize_ops,
 )
-from cain.backend.convert import kernel_from_program
-from cain.backend.emit_c import CTarget
 from cain.backend.regalloc import allocate
 from cain.backend.sim import Noise, correlate, output_noise, random_images, simulate_bus
 from cain.backend.verify import verify_bus
@@ -161,21 +156,6 @@ def test_max_bus2_caps_the_noisy_micro_ops():
     assert sum(op.kind != "bus" for op in capped.ops) <= 4
     with pytest.raises(ValueError, match="at most 3 bus2"):
         synthesize(p, f, Options(max_bus2=3))  # four halvings need four
-
-
-def test_kernel_store_limit_is_a_clear_error():
-    check_store("k", KERNEL_STORE)
-    with pytest.raises(ValueError, match="1025 ICWs long.*holds 1024"):
-        check_store("k", KERNEL_STORE + 1)
-
-
-def test_long_kernel_is_refused_by_emit():
-    n = KERNEL_STORE // 2 + 1
-    p = Program("long", [(0, "A")], [Instr("mov", (v + 1,), (v,)) for v in range(n)], [(n, "B")])
-    f = Filter.of_goals("long", [Goal.identity(1)], 0, ["A"], ["B"])
-    module = ModuleOp([kernel_from_program(allocate(p, f.registers), f)])
-    with pytest.raises(CainError, match=f"{2 * n} ICWs long"):
-        CTarget(verify=False).text(module)
 
 
 # -- random plans ------------------------------------------------------------------------------------

@@ -14,8 +14,10 @@ from cain.backend.sim import (
     GOAL_ALGEBRA,
     Noise,
     SimulationError,
+    bus_reach,
     check_bus,
     correlate,
+    expansion,
     numeric_algebra,
     random_images,
     reach,
@@ -126,3 +128,14 @@ def test_kernel_ops_simulate_alike_at_macro_and_bus_level():
     assert np.allclose(bus_level[..., 4:-4, 4:-4], expected[..., 4:-4, 4:-4])
     (noisy,) = simulate_kernel(kernel, images, noise=Noise(sigma=0.1, extra=0.2, seed=2))
     assert 0 < np.abs(noisy - bus_level)[..., 4:-4, 4:-4].mean() < 2
+
+
+@pytest.mark.parametrize("n", [1, 2, 50])
+def test_bus_reach_is_the_macro_reach_of_the_expansion_and_stays_small(n):
+    """A chain of moves east and west: its expansion's reach is the macro program's, the furthest excursion
+    (1), not the count of neighbour reads, so a long bus program is verified on small images."""
+    instrs = [Instr("movx", (v + 1,), (v,), ("east" if v % 2 == 0 else "west",)) for v in range(n)]
+    p = allocate(Program("chain", [(0, "A")], instrs, [(n, "B")]), ("A", "B", "C", "D", "E", "F"))
+    assert bus_reach(expansion(p), ["B"]) == reach(p) == 1
+    p = allocate(gauss3_basic(), gauss3_filter("A").registers)
+    assert bus_reach(expansion(p), ["A"]) == reach(p)

@@ -82,8 +82,35 @@ inline void check(std::initializer_list<areg_t> dests, std::initializer_list<are
             if (seen[i] == seen[j]) throw std::runtime_error("a register appears twice in one bus micro-op");
 }
 
+// The SDK records a kernel's ICWs on a stack of ICW_STACK_CAP shared by the kernels that stay recorded
+// (a kernel that calls move_to_heap(true) leaves it once recorded); past the cap the SDK drops ICWs
+// silently, so here a kernel that does not fit is an error (scamp5_kernel_end, below).
+#ifndef SCAMP5_ICW_STACK_CAP
+#define SCAMP5_ICW_STACK_CAP 1024
+#endif
+#ifndef SCAMP5_ICW_STACK_TAKEN
+#define SCAMP5_ICW_STACK_TAKEN 0  // ICWs of the host's own kernels recorded before (get_image's, say)
+#endif
+
+struct icw_stack_t {
+    int top = SCAMP5_ICW_STACK_TAKEN;  // ICWs of the kernels that stay on the stack
+    int counter = -1;   // ICWs of the kernel being recorded, -1 outside a kernel
+    bool to_heap = false;
+};
+
+inline icw_stack_t& icw_stack() {
+    static icw_stack_t s;
+    return s;
+}
+
+inline void count_icw() {
+    if (icw_stack().counter < 0) throw std::runtime_error("a bus micro-operation outside a kernel");
+    icw_stack().counter++;
+}
+
 inline void bus_n(std::initializer_list<areg_t> dests, std::initializer_list<areg_t> srcs) {
     check(dests, srcs);
+    count_icw();
     Plane sum(N * N, 0.0);
     for (auto s : srcs) {
         Plane v = read(s);
@@ -128,8 +155,21 @@ inline void div(areg_t y0, areg_t y1, areg_t y2, areg_t x) { bus2(y0, y1, x); bu
 inline void diva(areg_t y0, areg_t y1, areg_t y2) { bus2(y1, y2, y0); bus(NEWS, y1, y0); bus(y0, NEWS, y2); bus2(y1, y2, y0); bus(y0, y1); }
 
 // -- kernel recording (on the device the kernel is stored and replayed; here it runs at once) ------
-inline void scamp5_kernel_begin() {}
-inline void scamp5_kernel_end() {}
+inline void scamp5_kernel_begin() {
+    if (icw_stack().counter >= 0) throw std::runtime_error("scamp5_kernel_begin inside a kernel");
+    icw_stack().counter = 0;
+    icw_stack().to_heap = false;
+}
+
+inline void scamp5_kernel_end() {
+    icw_stack_t& s = icw_stack();
+    if (s.counter < 0) throw std::runtime_error("scamp5_kernel_end outside a kernel");
+    if (s.top + s.counter > SCAMP5_ICW_STACK_CAP)
+        throw std::runtime_error("a kernel of " + std::to_string(s.counter) + " ICWs overflows the ICW stack (" +
+                                 std::to_string(s.top) + " of " + std::to_string(SCAMP5_ICW_STACK_CAP) + " taken)");
+    if (!s.to_heap) s.top += s.counter;
+    s.counter = -1;
+}
 
 inline areg_t register_named(const std::string& name) {
     const char* names[] = {"A", "B", "C", "D", "E", "F", "NEWS"};
@@ -139,3 +179,10 @@ inline areg_t register_named(const std::string& name) {
 }
 
 }  // namespace SCAMP5_PE
+
+namespace scamp5_kernel_api {
+inline void move_to_heap(bool k) {
+    if (SCAMP5_PE::icw_stack().counter < 0) throw std::runtime_error("move_to_heap outside a kernel");
+    SCAMP5_PE::icw_stack().to_heap = k;
+}
+}  // namespace scamp5_kernel_api

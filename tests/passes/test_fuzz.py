@@ -184,7 +184,8 @@ def test_mangled_input_gives_a_one_line_error_not_a_traceback(case):
 LONG_CASES = {f"fuzz_{n}" for n in ("9_70", "9_18", "9_21", "9_72", "9_53", "3_101", "9_56", "2_45")}
 """Kept cases of 10 to 70 s each, run on request (`pytest -m long`, or `python -m benchmarks.fuzz
 --regressions` for every kept case); their kinds stay in the suite: four two-channel kernels in five
-registers (fuzz_9_35), too long for the kernel store (fuzz_9_54), no program (the fuzz_1 to fuzz_3 cases)."""
+registers (fuzz_9_35), once too long for the kernel store and now a sequence of kernels (fuzz_9_54), no
+program (the fuzz_1 to fuzz_3 cases)."""
 
 
 @pytest.mark.slow
