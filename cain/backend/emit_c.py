@@ -19,8 +19,10 @@ from xdsl.utils.target import Target
 
 from cain.backend.bus_synth import check_store
 from cain.backend.convert import kernels_of, require_registers
+from cain.backend.digital import digital_functions
 from cain.backend.verify import ensure_verified
 from cain.diagnostics import CainError
+from cain.dialects.dreg import KernelOp as DregKernelOp
 from cain.dialects.scamp5 import BusMicroOp, KernelOp, MacroOp
 from cain.model.approx import format_fraction
 from cain.model.isa import DEFAULT_REGISTERS, NEIGHBOUR_SIDE, NEWS
@@ -179,7 +181,9 @@ class CTarget(Target):
         output.write(self.text(module))
 
     def text(self, module: ModuleOp) -> str:
-        """The C of `module`'s allocated kernels."""
+        """The C of `module`'s allocated kernels (or of its digital ones, `cain.backend.digital`)."""
+        if any(isinstance(op, DregKernelOp) for op in module.walk()):
+            return emit_module([]) + digital_functions(module, self.verify)
         kernels = kernels_of(module, "emit", allocated=True)
         for kernel in kernels:
             if self.verify:
