@@ -237,14 +237,10 @@ class Worker:
         """Under `cost=icws`: the shortest plans found (in macros) synthesised at bus level (or scored by
         `SearchConfig.score`), then one plan of each longer length (the earlier bests: their plainer steps
         often fuse into fewer ICWs), the best in ICWs kept; within the time budget's last part (at least one
-        plan is always scored)."""
+        plan is always scored, and a `score` of None leaves the plan out)."""
         best = None
-        for done, program in to_score(self.candidates):
-            if (
-                best is not None
-                and self.hard_deadline is not None
-                and time.perf_counter() >= self.hard_deadline
-            ):
+        for tried, (done, program) in enumerate(to_score(self.candidates)):
+            if tried and self.hard_deadline is not None and time.perf_counter() >= self.hard_deadline:
                 break
             if self.cfg.score is not None:
                 icws, noisy = self.cfg.score(program), 0
