@@ -40,6 +40,7 @@ class DigitalPlanPass(ModulePass):
     time: int | float | None = None
     """Stop after this many seconds in all (default 10 when no budget is given)."""
     seed: int = 0
+    """Seed of the searches (and of the images the program is verified on)."""
 
     def apply(self, ctx: Context, op: ModuleOp) -> None:
         options = self.options()

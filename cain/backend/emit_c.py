@@ -165,7 +165,7 @@ def emit_module(kernels: list[KernelOp]) -> str:
 
 @dataclass(frozen=True)
 class CTarget(Target):
-    """Print C/C++ for the SCAMP-5d SDK (macro level, or bus level after expand-bus or bus-synth).
+    """Print C/C++ for the SCAMP-5d SDK (macros, bus micro-ops after expand-bus or bus-synth, or DREG words).
 
     Each kernel is verified before it is printed, unless this run has verified it already."""
 
