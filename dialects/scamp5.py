@@ -26,10 +26,10 @@ from typing import ClassVar
 
 from cain.dialects.goal import (
     GoalAttr,
-    encoding_attr,
-    encoding_of,
     RationalAttr,
     WeightsAttr,
+    encoding_attr,
+    encoding_of,
     parse_goal_and_error,
     parse_settings,
     parse_weights,

@@ -125,7 +125,11 @@ def test_lowered_plans_are_exact(name, bits):
     assert signed == [bits is None and name in ("sub", "neg")]
     assert program.margin == reach(plan)  # the words' reach is the plan's
     read_back = digital.program_of(digital.kernel_op(program))
-    assert (read_back.words, read_back.outputs, read_back.margin) == (program.words, program.outputs, program.margin)
+    assert (read_back.words, read_back.outputs, read_back.margin) == (
+        program.words,
+        program.outputs,
+        program.margin,
+    )
     assert read_back.encoding.bits == bits and read_back.goals == program.goals
 
 
@@ -186,16 +190,16 @@ def test_the_dreg_dialect_prints_and_parses_back():
     from xdsl.dialects.builtin import ModuleOp
     from xdsl.parser import Parser
 
-
     plan = _plan(PLANS["sub"])
-    program = digital.digital_program(plan, Filter.of_goals("t", plan.output_goals([Goal.identity(1)]), 0),
-                                      Encoding((2,)))
+    program = digital.digital_program(
+        plan, Filter.of_goals("t", plan.output_goals([Goal.identity(1)]), 0), Encoding((2,))
+    )
     text = str(ModuleOp([digital.kernel_op(program)]))
     module = Parser(register_dialects(Context()), text).parse_module()
     module.verify()
     (kernel,) = module.body.block.ops
     assert str(module) == text and kernel.words() == program.words
-    bad = text.replace("dreg.NOR [", "dreg.NOR [\"R5\", ", 1)
+    bad = text.replace("dreg.NOR [", 'dreg.NOR ["R5", ', 1)
     with pytest.raises(Exception, match="takes 1 to 1 destinations|a destination is never also a source"):
         Parser(register_dialects(Context()), bad).parse_module().verify()
 
@@ -233,7 +237,9 @@ def test_dreg_ir_from_a_file_is_verified_again():
 def test_java_digital_config_is_read_as_the_old_tool_means_it():
     filt = parse_json(JAVA_BOX.read_text(), "digitalBox.json")
     assert filt.encoding == Encoding((2,), bits=2)  # placeholders DA1.. leave the DREGs to Cain
-    text = JAVA_BOX.read_text().replace('"DA1","DA2"', '"R9","R10"').replace('["DA1", "DA2"]', '["R9", "R10"]')
+    text = (
+        JAVA_BOX.read_text().replace('"DA1","DA2"', '"R9","R10"').replace('["DA1", "DA2"]', '["R9", "R10"]')
+    )
     text = text.replace('["DB1", "DB2"]', '["R5", "R6"]').replace('["DC1", "DC2"]', '["R7", "R8"]')
     text = text.replace('["DD1", "DD2"]', '["R11", "R0"]').replace('["S1", "S2", "S3", "S4"]', "[]")
     pinned = parse_json(text, "pinned.json").encoding
