@@ -1,7 +1,7 @@
 """The digital (DREG) plane: a table of filters compiled to verified DREG words, and a fuzz campaign.
 
-    python -m benchmarks.digital table --budget 2000      # results in benchmarks/results/digital/
-    python -m benchmarks.digital fuzz --samples 500 --budget 300
+    python -m benchmarks.digital table --budget 6000      # results in benchmarks/results/digital/
+    python -m benchmarks.digital fuzz --samples 500 --jobs 2   # at the default budget (10 s a filter)
 
 The table compiles each filter for the device's DREG file (R5-R11 and R0 for data, the direction flags
 R1-R4 between moves); a filter that does not fit is reported with the DREGs it needs, and compiled again
@@ -10,19 +10,23 @@ the DREG simulator before it is counted, and once more here on other images.
 
 The fuzz campaign compiles random kernel files (signed integer weights, 1 to 3 input bits, exact or fixed
 widths) through `cain.compile`; each outcome is `passed`, `no fit` (the clear error that the DREG file is
-too small), `error` (another one-line error), `crash` (a traceback) or `wrong`. Every case not `passed` or
-`no fit` is saved under tests/regressions/digital/, which tests/backend/test_digital.py compiles (each must then give a verified program, or say it does not fit).
+too small; such a filter is compiled again for the hypothetical file, on `--wide-budget` nodes, and checked),
+`error` (another one-line error), `crash` (a traceback) or `wrong`. Every case not `passed` or `no fit` is
+saved under tests/regressions/digital/, which tests/backend/test_digital.py compiles (each must then give a
+verified program, or say it does not fit).
 """
 
 from __future__ import annotations
 
 import argparse
 import json
+import multiprocessing
 import random
 import sys
 import time
 import traceback
 from collections import Counter
+from contextlib import nullcontext
 from dataclasses import replace
 from pathlib import Path
 from typing import Any
@@ -107,19 +111,28 @@ def table(args: argparse.Namespace) -> int:
         start = time.perf_counter()
         record: dict[str, Any] = {"filter": name}
         try:
-            program = compile_digital(filt, filt.encoding, budget=args.budget, seed=args.seed)
+            program = compile_digital(filt, filt.encoding, args.budget, args.seed, args.time)
             record.update(fits=True, icws=program.icws, dregs=len(program.dregs), registers=program.dregs)
         except DigitalAllocationError as e:
             record.update(fits=False, needs=e.needed)
-            program = compile_digital(filt, replace(filt.encoding, dregs=HYPOTHETICAL), args.budget, args.seed)
+            wide = replace(filt.encoding, dregs=HYPOTHETICAL)
+            program = compile_digital(filt, wide, args.budget, args.seed, args.time)
             record.update(icws=program.icws, dregs=len(program.dregs))
         record["seconds"] = round(time.perf_counter() - start, 2)
         record["verified"] = recheck(program, args.seed)
         record["outputs"] = [f"{k}: {' '.join(r)}" for k, r, _ in program.outputs]
         records.append(record)
         fits = "yes" if record["fits"] else f"no: {record['needs']} live at once (hypothetical file)"
-        rows.append([name, record["icws"], record["dregs"], fits, record["seconds"],
-                     "yes" if record["verified"] else "NO"])
+        rows.append(
+            [
+                name,
+                record["icws"],
+                record["dregs"],
+                fits,
+                record["seconds"],
+                "yes" if record["verified"] else "NO",
+            ]
+        )
         print(rows[-1], file=sys.stderr)
     headers = ["filter", "ICWs", "DREGs", "fits the device", "compile s", "verified"]
     body = markdown_table(headers, rows)
@@ -143,37 +156,51 @@ def kernel_file(rng: random.Random, index: int) -> str:
     return "\n".join(lines) + "\n"
 
 
+def fuzz_case(case: tuple[int, str, int | None, float | None, int, int]) -> tuple[str, str, int | None]:
+    """Compile one random kernel file: (outcome, the file with its error or traceback, ICWs when it passed).
+    A filter that does not fit is compiled again for the hypothetical DREG file on `wide` nodes, so that
+    its lowering is checked too."""
+    i, text, budget, seconds, wide, seed = case
+    try:
+        result = cain.compile(text, budget=budget, time=seconds, seed=seed)
+        assert result.digital is not None
+        return ("passed" if recheck(result.digital, i) else "wrong"), text, result.icws
+    except DigitalAllocationError:
+        filt = cain.read_filters(text)[0]
+        assert filt.encoding is not None
+        try:
+            program = compile_digital(filt, replace(filt.encoding, dregs=HYPOTHETICAL), wide, seed)
+            return ("no fit" if recheck(program, i) else "wrong"), text, None
+        except CainError as e:
+            return "error", text + f"// hypothetical DREG file: {e}\n", None
+    except CainError as e:
+        return "error", text + f"// {e}\n", None
+    except Exception:  # noqa: BLE001 (a crash is an outcome to count and keep)
+        lines = traceback.format_exc().splitlines()
+        return "crash", text + "".join(f"// {line}\n" for line in lines), None
+
+
 def fuzz(args: argparse.Namespace) -> int:
     rng = random.Random(args.seed)
+    cases = [
+        (i, kernel_file(rng, i), args.budget, args.time, args.wide_budget, args.seed)
+        for i in range(args.samples)
+    ]
     outcomes: Counter[str] = Counter()
     icws = []
-    for i in range(args.samples):
-        text = kernel_file(rng, i)
-        try:
-            result = cain.compile(text, budget=args.budget, seed=args.seed)
-            assert result.digital is not None
-            outcome = "passed" if recheck(result.digital, i) else "wrong"
-            icws.append(result.icws)
-        except DigitalAllocationError:
-            outcome = "no fit"
-            filt = cain.read_filters(text)[0]
-            assert filt.encoding is not None
-            try:
-                wide = compile_digital(filt, replace(filt.encoding, dregs=HYPOTHETICAL), args.budget, args.seed)
-                outcome = "no fit" if recheck(wide, i) else "wrong"
-            except CainError as e:
-                outcome, text = "error", text + f"// hypothetical DREG file: {e}\n"
-        except CainError as e:
-            outcome, text = "error", text + f"// {e}\n"
-        except Exception:  # noqa: BLE001 (a crash is an outcome to count and keep)
-            outcome, text = "crash", text + "".join(f"// {line}\n" for line in traceback.format_exc().splitlines())
-        outcomes[outcome] += 1
-        if outcome not in ("passed", "no fit"):
-            CASES_DIR.mkdir(parents=True, exist_ok=True)
-            (CASES_DIR / f"fuzz{args.seed}_{i}.cain").write_text(text)
-        if (i + 1) % 25 == 0:
-            print(f"{i + 1}: {dict(outcomes)}", file=sys.stderr)
-    body = markdown_table(["outcome", "filters"], [[o, outcomes[o]] for o in ("passed", "no fit", "error", "crash", "wrong")])
+    with multiprocessing.Pool(args.jobs) if args.jobs > 1 else nullcontext() as pool:
+        results = pool.imap(fuzz_case, cases) if pool is not None else map(fuzz_case, cases)
+        for i, (outcome, text, cost) in enumerate(results):
+            outcomes[outcome] += 1
+            if cost is not None:
+                icws.append(cost)
+            if outcome not in ("passed", "no fit"):
+                CASES_DIR.mkdir(parents=True, exist_ok=True)
+                (CASES_DIR / f"fuzz{args.seed}_{i}.cain").write_text(text)
+            if (i + 1) % 25 == 0:
+                print(f"{i + 1}: {dict(outcomes)}", file=sys.stderr, flush=True)
+    outcome_rows = [[o, outcomes[o]] for o in ("passed", "no fit", "error", "crash", "wrong")]
+    body = markdown_table(["outcome", "filters"], outcome_rows)
     if icws:
         body += f"\nICWs of the passed programs: median {int(np.median(icws))}, max {max(icws)}\n"
     _write(args, "fuzz", body, {"outcomes": dict(outcomes), "icws": icws})
@@ -184,8 +211,12 @@ def _write(args: argparse.Namespace, what: str, body: str, data: object) -> None
     out = Path(args.out) / what
     out.mkdir(parents=True, exist_ok=True)
     command = "python -m benchmarks.digital " + " ".join(sys.argv[1:])
-    record = {"command": command, "settings": vars(args) | {"out": str(args.out)}, "machine": machine_info(),
-              "results": data}
+    record = {
+        "command": command,
+        "settings": vars(args) | {"out": str(args.out)},
+        "machine": machine_info(),
+        "results": data,
+    }
     (out / "results.json").write_text(json.dumps(record, indent=1, default=str) + "\n")
     (out / "summary.md").write_text(f"# Digital plane: {what}\n\n`{command}`\n\n{body}")
     print(body)
@@ -194,7 +225,17 @@ def _write(args: argparse.Namespace, what: str, body: str, data: object) -> None
 def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(prog="python -m benchmarks.digital", description=__doc__.splitlines()[0])
     parser.add_argument("what", choices=("table", "fuzz"))
-    parser.add_argument("--budget", type=int, default=2000, help="search nodes per plan (default 2000)")
+    parser.add_argument(
+        "--budget", type=int, help="search nodes per plan, deterministic (default: the time budget)"
+    )
+    parser.add_argument("--time", type=float, help="seconds per filter (default: 10 without --budget)")
+    parser.add_argument(
+        "--wide-budget",
+        type=int,
+        default=300,
+        help="fuzz: nodes for the hypothetical DREG file's check of a filter that does not fit",
+    )
+    parser.add_argument("--jobs", type=int, default=1, help="fuzz: filters compiled in parallel (default 1)")
     parser.add_argument("--samples", type=int, default=500, help="fuzz: filters (default 500)")
     parser.add_argument("--seed", type=int, default=0)
     parser.add_argument("--out", default=str(OUT))

@@ -44,7 +44,7 @@ from cain.passes.convert_linalg_to_goal import ConvertLinalgToGoalPass
 from cain.passes.expand_bus import ExpandBusPass
 from cain.passes.regalloc import RegallocPass
 from cain.passes.search import SearchPass
-from cain.search.digital import DEFAULT_BUDGET, compile_digital
+from cain.search.digital import compile_digital
 
 XDSL_ERRORS = (ParseError, VerifyException, DiagnosticException, PassFailedException)
 """xDSL's errors about the input, which `cain-opt` prints as `error: ...`."""
@@ -261,7 +261,7 @@ def compile_filter(filt: Filter, search: SearchOptions = SearchOptions()) -> Com
     start = clock.perf_counter()
     if filt.encoding is not None:
         digital = compile_digital(
-            filt, filt.encoding, budget=search.budget or DEFAULT_BUDGET, seed=search.seed
+            filt, filt.encoding, budget=search.budget, seed=search.seed, time=search.time
         )
         function = emit_digital(digital, [c for c, _ in filt.inputs])
         assert digital.plan is not None

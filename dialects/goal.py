@@ -12,12 +12,12 @@ A `goal.filter` holds everything in `cain.model.filter.Filter`; `filter_to_op` a
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
 from fractions import Fraction
 from math import lcm
 
-from xdsl.dialects.builtin import ArrayAttr, IntAttr, StringAttr
-from xdsl.ir import Block, Data, Dialect, Region
+from xdsl.dialects.builtin import ArrayAttr, DictionaryAttr, IntAttr, IntegerAttr, StringAttr, i64
+from xdsl.ir import Attribute, Block, Data, Dialect, Region
 from xdsl.irdl import (
     IRDLOperation,
     irdl_attr_definition,
@@ -32,6 +32,7 @@ from xdsl.traits import IsolatedFromAbove, NoTerminator, SymbolOpInterface
 from xdsl.utils.exceptions import VerifyException
 
 from cain.model.approx import approximate_kernel, format_fraction, rounding_error
+from cain.model.dreg import Encoding
 from cain.model.filter import Filter, Kernel
 from cain.model.goal import Goal
 from cain.model.isa import INSTRUCTION_SETS
@@ -429,11 +430,50 @@ def _check_distinct(name: str, what: str, values: list[str]) -> None:
             raise VerifyException(f"filter @{name}: {what} '{value}' appears twice")
 
 
+def encoding_attr(e: Encoding) -> DictionaryAttr:
+    """A filter's digital encoding as the `digital` attribute of its op: `{input_bits = [1 : i64], bits = 2 :
+    i64, dregs = ["R5", ...], input_dregs = [["R9", "R10"]]}` (`bits` and `input_dregs` when set)."""
+    fields: dict[str, Attribute] = {
+        "input_bits": ArrayAttr(IntegerAttr(b, i64) for b in e.input_bits),
+        "dregs": ArrayAttr(StringAttr(r) for r in e.dregs),
+    }
+    if e.bits is not None:
+        fields["bits"] = IntegerAttr(e.bits, i64)
+    if e.input_dregs is not None:
+        fields["input_dregs"] = ArrayAttr(ArrayAttr(StringAttr(r) for r in regs) for regs in e.input_dregs)
+    return DictionaryAttr(fields)
+
+
+def encoding_of(attributes: Mapping[str, Attribute]) -> Encoding | None:
+    """The digital encoding an op's `digital` attribute holds (None: the analogue plane)."""
+    attr = attributes.get("digital")
+    if attr is None:
+        return None
+    try:
+        assert isinstance(attr, DictionaryAttr)
+        fields = attr.data
+        widths = tuple(b.value.data for b in fields["input_bits"].data)  # type: ignore[union-attr]
+        dregs = tuple(r.data for r in fields["dregs"].data)  # type: ignore[union-attr]
+        bits = fields["bits"].value.data if "bits" in fields else None  # type: ignore[union-attr]
+        pinned = fields.get("input_dregs")
+        input_dregs = (
+            tuple(tuple(r.data for r in regs.data) for regs in pinned.data)  # type: ignore[union-attr]
+            if pinned is not None
+            else None
+        )
+    except (AssertionError, AttributeError, KeyError) as e:
+        raise VerifyException(f"the digital attribute {attr} is not a digital encoding ({e})") from None
+    return Encoding(widths, bits, dregs, input_dregs)
+
+
 def filter_to_op(f: Filter) -> FilterOp:
     """The `goal.filter` op of a filter."""
     ops: list[InputOp | KernelOp] = [InputOp(channel, register) for channel, register in f.inputs]
     ops += [KernelOp(k.name, k.register, k.weights, k.goal, k.error) for k in f.kernels]
-    return FilterOp(f.name, f.depth, f.registers, f.instruction_set, ops)
+    op = FilterOp(f.name, f.depth, f.registers, f.instruction_set, ops)
+    if f.encoding is not None:
+        op.attributes["digital"] = encoding_attr(f.encoding)
+    return op
 
 
 def filter_from_op(op: FilterOp) -> Filter:
@@ -448,6 +488,7 @@ def filter_from_op(op: FilterOp) -> Filter:
         depth=op.depth.data,
         registers=tuple(r.data for r in op.registers.data),
         instruction_set=op.instruction_set.data,
+        encoding=encoding_of(op.attributes),
     )
 
 

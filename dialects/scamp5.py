@@ -28,6 +28,8 @@ from cain.dialects.goal import (
     GoalAttr,
     RationalAttr,
     WeightsAttr,
+    encoding_attr,
+    encoding_of,
     parse_goal_and_error,
     parse_settings,
     parse_weights,
@@ -455,6 +457,8 @@ class KernelOp(IRDLOperation):
         )
         for key, value in (counts or {}).items():
             self.attributes[key] = IntegerAttr(value, i64)
+        if filter.encoding is not None:
+            self.attributes["digital"] = encoding_attr(filter.encoding)
 
     @property
     def filter(self) -> Filter:
@@ -478,6 +482,7 @@ class KernelOp(IRDLOperation):
             self.depth.data,
             tuple(_data(self.registers)),
             self.instruction_set.data,
+            encoding_of(self.attributes),
         )
 
     @property

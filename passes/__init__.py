@@ -7,7 +7,9 @@ from collections.abc import Callable
 from cain.passes.bus_synth import BusSynthPass
 from cain.passes.convert_linalg_to_goal import ConvertLinalgToGoalPass
 from cain.passes.digital import DigitalPass
+from cain.passes.digital_plan import DigitalPlanPass
 from cain.passes.expand_bus import ExpandBusPass
+from cain.passes.lower_dreg import LowerDregPass
 from cain.passes.regalloc import RegallocPass
 from cain.passes.search import SearchPass
 from cain.passes.verify import VerifyPass
@@ -24,6 +26,8 @@ PASSES: tuple[type[ModulePass], ...] = (
     BusSynthPass,
     VerifyPass,
     DigitalPass,
+    DigitalPlanPass,
+    LowerDregPass,
 )
 """Cain's passes, in pipeline order."""
 

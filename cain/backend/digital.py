@@ -19,14 +19,17 @@ from dataclasses import dataclass
 from fractions import Fraction
 
 import numpy as np
+from xdsl.dialects.builtin import ModuleOp
 
 from cain.backend.dreg_sim import from_planes, run_words, to_planes
-from cain.backend.sim import correlate, reach
+from cain.backend.sim import correlate
 from cain.diagnostics import CainError
 from cain.dialects.dreg import KernelOp
 from cain.model.dreg import (
+    DATA_DREGS,
     DREGS,
     FLAGS,
+    READ_ONLY,
     Encoding,
     Word,
     adapted_network,
@@ -456,8 +459,39 @@ def digital_program(plan: Program, filt: Filter, encoding: Encoding) -> DigitalP
         filt.depth,
         plan.macros,
         plan,
-        reach(plan),
+        word_reach(words, [r for v in outputs for r in (where[str(b)] for b in v.bits)]),
     )
+
+
+def word_reach(words: Sequence[Word], outputs: Sequence[str]) -> int:
+    """How far (in PE steps) from an edge a pixel must be for every output to be exact there, from the words
+    alone (as `cain.backend.sim.reach` from macros): per register, the margin on each side that `DNEWS0` has
+    filled with zeros; a `DNEWS0` whose direction flags this kernel has not set counts on every side."""
+    sides = list(DIRECTIONS)
+    zero = (0, 0, 0, 0)
+    far: dict[str, tuple[int, ...]] = {}
+    flag_set: dict[str, bool | None] = {flag: None for flag in FLAGS.values()}
+    for w in words:
+        if w.kind == "DNEWS0":
+            source = far.get(w.srcs[0], zero)
+            value = zero
+            for side, flag in FLAGS.items():
+                if flag_set[flag] is False:
+                    continue
+                k = sides.index(side)
+                margins = list(source)
+                margins[k] += 1
+                margins[(k + 2) % 4] = max(0, margins[(k + 2) % 4] - 1)
+                value = tuple(map(max, value, margins))
+        else:
+            value = zero
+            for src in w.srcs:
+                value = tuple(map(max, value, far.get(src, zero)))
+        for d in w.dests:
+            far[d] = value
+            if d in flag_set:
+                flag_set[d] = {"SET": True, "CLR": False}.get(w.kind)
+    return max((max(far.get(r, zero)) for r in outputs), default=0)
 
 
 def test_images(encoding: Encoding, channels: int, size: int, seed: int = 0) -> np.ndarray:
@@ -534,9 +568,80 @@ def kernel_op(program: DigitalProgram) -> KernelOp:
     return KernelOp(
         program.name,
         [f"{c}: {' '.join(regs)}" for c, regs in program.inputs],
-        [f"{k}: {' '.join(regs)} {'signed' if signed else 'unsigned'}" for k, regs, signed in program.outputs],
+        [
+            f"{k}: {' '.join(regs)} {'signed' if signed else 'unsigned'}"
+            for k, regs, signed in program.outputs
+        ],
         program.words,
+        program.goals,
+        program.depth,
+        program.encoding.bits,
+        program.macros,
     )
+
+
+def program_of(op: KernelOp) -> DigitalProgram:
+    """The program a `dreg.kernel` holds (IR read from a file): its words, inputs, outputs and goals; the
+    data DREGs are the device's and any other register its words name, and the margin is the words' reach."""
+    words = op.words()
+    inputs = op.input_dregs()
+    outputs = op.output_dregs()
+    named = {r for w in words for r in w.dests + w.srcs} | {r for _, regs in inputs for r in regs}
+    extra = tuple(sorted(r for r in named if r not in DREGS and r not in READ_ONLY))
+    bits = op.bits.value.data if op.bits is not None else None
+    encoding = Encoding(tuple(len(regs) for _, regs in inputs), bits, DATA_DREGS + extra)
+    return DigitalProgram(
+        op.sym_name.data,
+        words,
+        inputs,
+        outputs,
+        [g.data for g in op.goals.data],
+        encoding,
+        op.depth.value.data,
+        op.macros.value.data,
+        None,
+        word_reach(words, [r for _, regs, _ in outputs for r in regs]),
+    )
+
+
+_VERIFIED: dict[tuple, None] = {}
+"""The digital programs this process has verified (by content), oldest first."""
+REMEMBERED = 64
+
+
+def _content(program: DigitalProgram) -> tuple:
+    return (
+        program.name,
+        tuple(program.words),
+        tuple(program.inputs),
+        tuple(program.outputs),
+        tuple(program.goals),
+        program.encoding.bits,
+    )
+
+
+def ensure_digital_verified(program: DigitalProgram, seed: int = 0) -> None:
+    """`verify_digital`, unless this process has verified this very program already (once per level)."""
+    key = _content(program)
+    if key in _VERIFIED:
+        return
+    verify_digital(program, seed)
+    if len(_VERIFIED) >= REMEMBERED:
+        _VERIFIED.pop(next(iter(_VERIFIED)))
+    _VERIFIED[key] = None
+
+
+def digital_functions(module: ModuleOp, verify: bool = True) -> str:
+    """The C functions of the module's `dreg.kernel`s, each verified bit for bit first (unless this process
+    has verified it, or `verify` is off)."""
+    parts = []
+    for op in module.walk():
+        if isinstance(op, KernelOp):
+            program = program_of(op)
+            if verify:
+                ensure_digital_verified(program)
+            parts += [emit_digital(program, [c for c, _ in program.inputs]), ""]
+    return "\n".join(parts)
 
 
 def _bits_line(regs: Sequence[str], encoding: str) -> str:

@@ -20,9 +20,11 @@ from xdsl.dialects.builtin import ModuleOp
 from xdsl.utils.target import Target
 
 from cain.backend.convert import kernels_of, require_registers
+from cain.backend.digital import digital_functions
 from cain.backend.split import KERNEL_STORE, Split, kernel_pieces, piece_micro_ops, split
 from cain.backend.verify import ensure_verified, verify_kernels
 from cain.diagnostics import CainError
+from cain.dialects.dreg import KernelOp as DregKernelOp
 from cain.dialects.scamp5 import BusMicroOp, KernelOp, MacroOp
 from cain.model.approx import format_fraction
 from cain.model.isa import DEFAULT_REGISTERS, NEIGHBOUR_SIDE, NEWS
@@ -208,7 +210,7 @@ def verify_split(kernel: KernelOp, cut: Split) -> None:
 
 @dataclass(frozen=True)
 class CTarget(Target):
-    """Print C/C++ for the SCAMP-5d SDK (macro level, or bus level after expand-bus or bus-synth).
+    """Print C/C++ for the SCAMP-5d SDK (macros, bus micro-ops after expand-bus or bus-synth, or DREG words).
 
     Each kernel is verified before it is printed, unless this run has verified it already."""
 
@@ -227,9 +229,11 @@ class CTarget(Target):
         output.write(self.text(module))
 
     def text(self, module: ModuleOp) -> str:
-        """The C of `module`'s allocated kernels."""
+        """The C of `module`'s allocated kernels (or of its digital ones, `cain.backend.digital`)."""
         if self.max_icws < 1:
             raise CainError(f"emit: max-icws must be at least 1, not {self.max_icws}")
+        if any(isinstance(op, DregKernelOp) for op in module.walk()):
+            return emit_module([]) + digital_functions(module, self.verify)
         kernels = kernels_of(module, "emit", allocated=True)
         cuts = [kernel_split(kernel, self.max_icws) for kernel in kernels]
         for kernel, cut in zip(kernels, cuts, strict=True):

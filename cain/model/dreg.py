@@ -217,10 +217,12 @@ NETWORKS[(3, (150, 232))] = (*_XOR3, ("NOR", (3, 7)))
 """The full adder (sum, carry) in 8 words: the carry is NOR(NOR(a, b), (a ^ b) and not c) (Cain-Java: 9 NORs)."""
 
 
-def adapted_network(k: int, targets: Sequence[int]) -> tuple[int, tuple[Gate, ...]] | None:
+@cache
+def adapted_network(k: int, targets: tuple[int, ...]) -> tuple[int, tuple[Gate, ...]] | None:
     """The cheapest stored network computing every target or its complement once some inputs are
     complemented: `(inverted inputs as a bit mask, gates)`, costing one NOT per inverted input and per
-    complemented target beside its words (None: no stored network of `k` inputs does)."""
+    complemented target beside its words (None: no stored network of `k` inputs does). Cached: a ripple
+    adder asks for the same few cells at every bit."""
     full = (1 << (1 << k)) - 1
     best: tuple[int, int, tuple[Gate, ...]] | None = None
     for (n, _), gates in NETWORKS.items():

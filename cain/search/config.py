@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from dataclasses import dataclass, field
 
 from cain.diagnostics import CainError
@@ -40,6 +41,9 @@ class SearchConfig:
     cost: str = "macros"
     """`macros`, or `icws`: plans are scored by their ICWs after bus-level synthesis
     (cain.backend.bus_synth), the search itself still ordered and bounded by macros."""
+    score: Callable[[Program], int | None] | None = None
+    """Under `cost=icws`: the ICWs of a plan (SSA) at the level it runs at, None when it cannot run there
+    (the digital plane's lowering, `cain.search.digital`). None: bus-level synthesis scores plans."""
     heuristic: str = "scamp5"
     progress: bool | None = None
     branch: int = 40

@@ -1,90 +1,158 @@
-"""The digital mode's plans: the shared reverse search run on a filter's integer kernels, each plan lowered to
-DREG words, allocated on the DREG file and verified bit for bit by the back end (`cain.backend.digital`);
-the shortest in ICWs is the program. The search's traversal is the analogue one, handed other macros."""
+"""The digital mode's plans: the shared reverse search run on a filter's integer kernels, its plans scored by
+their ICWs once lowered to DREG words, allocated on the DREG file (`cain.backend.digital`); the fewest ICWs
+is the program, verified bit for bit. The search's traversal is the analogue one, handed other macros and
+this score."""
 
 from __future__ import annotations
+
+import time as clock
+from dataclasses import replace
 
 from cain.backend.digital import (
     DigitalAllocationError,
     DigitalProgram,
     digital_program,
+    ensure_digital_verified,
     schedule,
-    verify_digital,
 )
 from cain.diagnostics import CainError
 from cain.model.dreg import Encoding
-from cain.model.filter import Filter
+from cain.model.filter import Filter, Kernel
 from cain.model.program import Program
-from cain.search.config import SearchConfig
+from cain.search.config import DEFAULT_TIME, SearchConfig
 from cain.search.engine import search
-
-DEFAULT_BUDGET = 6000
-"""Search nodes of the plan with the digital macros (the whole instruction set gets a third)."""
-
 
 PLAN_MACROS = ("res", "mov", "movx", "add", "sub", "neg")
 """The macros the search is first asked to plan with: each is a move or one adder in digital."""
 
+PLAN_SHARE = 0.6
+"""Of a time budget, the search with the digital plan macros; the search with the whole instruction set has
+until `SEARCH_SHARE`, and the rest is kept for choosing, lowering and verifying the program. The first
+gets most: on the digital table's filters it was never worse, and a node of the second costs about three."""
+SEARCH_SHARE = 0.8
+LEAST_SHARE = 0.05
+"""Of a time budget, the least either search gets, even past `SEARCH_SHARE`: the second always has a plan."""
+WHOLE_NODES = 1 / 3
+"""Of a node budget, the search with the whole instruction set (the one with the plan macros has it all)."""
+
 
 def integer_filter(filt: Filter) -> Filter:
-    """The filter whose kernels are `filt`'s goals as integer weights (depth 0): a digital program computes
-    them exactly, so its outputs are 2^depth times the kernels as written."""
-    return Filter.of_goals(
-        filt.name,
-        filt.final_goals(),
-        0,
-        inputs=[r for _, r in filt.inputs],
-        outputs=[k.register for k in filt.kernels],
-        registers=filt.registers,
-    )
+    """The filter whose kernels are `filt`'s goals as integer weights (depth 0), names and registers kept: a
+    digital program computes them exactly, so its outputs are 2^depth times the kernels as written."""
+    channels = len(filt.inputs)
+    kernels = tuple(Kernel.exact(k.name, k.register, k.goal, 0, channels) for k in filt.kernels)
+    return replace(filt, kernels=kernels, depth=0, encoding=None)
 
 
-def plans(filt: Filter, budget: int, seed: int, fixed: bool) -> list[Program]:
-    """Plans of the shared reverse search for the integer kernels: one with the digital plan macros only (and
-    exact halving unless the width is fixed), all kernels at once; one with the whole instruction set and a
-    third of the budget, which always has a plan (the constructive fallback)."""
-    integer = integer_filter(filt)
-    quick = {"exact_reach": 0, "cp_sat": False, "progress": False, "seed": seed}
-    configs = [
+class Lowered:
+    """Every plan lowered so far, in its own order and in `schedule`'s, allocated on the DREG file: the
+    search's score of a plan (its ICWs), and the pool the program is chosen from."""
+
+    def __init__(self, filt: Filter, encoding: Encoding):
+        self.filt = filt
+        self.encoding = encoding
+        self.programs: dict[tuple, DigitalProgram | None] = {}
+        self.failures: list[CainError] = []
+
+    def program(self, plan: Program) -> DigitalProgram | None:
+        """The fewest-ICW program of `plan` (None: it does not fit, or cannot be lowered)."""
+        key = (tuple(plan.inputs), tuple(plan.instrs), tuple(plan.outputs))
+        if key not in self.programs:
+            best = None
+            for ordered in (plan, schedule(plan, self.encoding)):
+                try:
+                    program = digital_program(ordered, self.filt, self.encoding)
+                except CainError as e:
+                    self.failures.append(e)
+                    continue
+                if best is None or program.icws < best.icws:
+                    best = program
+            self.programs[key] = best
+        return self.programs[key]
+
+    def score(self, plan: Program) -> int | None:
+        program = self.program(plan)
+        return None if program is None else program.icws
+
+    def best(self) -> DigitalProgram:
+        """The program of fewest ICWs (then macros) lowered; else the clear error of why none fits."""
+        found = [p for p in self.programs.values() if p is not None]
+        if found:
+            return min(found, key=lambda p: (p.icws, p.macros))
+        # the fewest DREGs any plan needed says most about the filter; other errors only without such a plan
+        short = [e for e in self.failures if isinstance(e, DigitalAllocationError)]
+        if short:
+            raise min(short, key=lambda e: e.needed)
+        if self.failures:
+            raise self.failures[0]
+        raise CainError(f"digital: the search found no plan for {self.filt.name}")
+
+
+def plan_filter(filt: Filter, encoding: Encoding) -> Filter:
+    """The filter a digital plan computes, as its `scamp5.kernel` holds it: the integer kernels
+    (`integer_filter`) with the encoding, so that `lower_plan` can lower it again."""
+    return replace(integer_filter(filt), encoding=encoding)
+
+
+def lower_plan(plan: Program, filt: Filter) -> DigitalProgram:
+    """The verified program of fewest ICWs for the plan (in its order or `schedule`'s) of the digital filter
+    `filt` (`plan_filter`); the clear error when it does not fit the DREG file."""
+    if filt.encoding is None:
+        raise CainError(
+            f"lower-dreg: kernel @{filt.name} is for the analogue plane (no digital encoding); plan it with "
+            "digital-plan"
+        )
+    lowered = Lowered(filt, filt.encoding)
+    lowered.program(plan)
+    best = lowered.best()
+    ensure_digital_verified(best)
+    return best
+
+
+def configs(budget: int | None, seconds: float | None, seed: int, fixed: bool) -> list[SearchConfig]:
+    """The two searches, scored in ICWs by the lowering: one with the digital plan macros only (and exact
+    halving unless the width is fixed), all kernels at once; one with the whole instruction set, which always
+    has a plan (the constructive fallback). Their time budgets are set as they start (`compile_digital`)."""
+    quick = {"exact_reach": 0, "cp_sat": False, "progress": False, "seed": seed, "cost": "icws"}
+    return [
         SearchConfig(
             node_budget=budget,
+            time_budget=None if seconds is None else seconds * PLAN_SHARE,
             macros=PLAN_MACROS + (() if fixed else ("div4",)),
             kernel_by_kernel=0,
             fallback=False,
             **quick,
         ),
-        SearchConfig(node_budget=max(1, budget // 3), **quick),
+        SearchConfig(
+            node_budget=None if budget is None else max(1, int(budget * WHOLE_NODES)),
+            time_budget=None if seconds is None else seconds * SEARCH_SHARE,
+            **quick,
+        ),
     ]
-    found = []
-    for config in configs:
-        result = search(integer, config)
-        plan = result.plan or result.program
-        if plan is not None:
-            found.append(plan)
-    return found
 
 
 def compile_digital(
-    filt: Filter, encoding: Encoding, budget: int = DEFAULT_BUDGET, seed: int = 0
+    filt: Filter,
+    encoding: Encoding,
+    budget: int | None = None,
+    seed: int = 0,
+    time: float | None = None,
 ) -> DigitalProgram:
-    """The shortest verified digital program (in ICWs) of the plans found for `filt`; a clear error when
-    none fits the DREG file."""
-    best: DigitalProgram | None = None
-    failures: list[CainError] = []
-    for plan in plans(filt, budget, seed, encoding.bits is not None):
-        for ordered in (plan, schedule(plan, encoding)):
-            try:
-                program = digital_program(ordered, filt, encoding)
-            except CainError as e:
-                failures.append(e)
-                continue
-            if best is None or program.icws < best.icws:
-                best = program
-    if best is None:
-        # the fewest DREGs any plan needed says most about the filter; other errors only without such a plan
-        short = [e for e in failures if isinstance(e, DigitalAllocationError)]
-        if short:
-            raise min(short, key=lambda e: e.needed)
-        raise failures[0] if failures else CainError(f"digital: the search found no plan for {filt.name}")
-    verify_digital(best, seed)
+    """The verified digital program of fewest ICWs the searches found for `filt` within `budget` search nodes
+    (deterministic) or `time` seconds (with both, whichever ends first; with neither, `DEFAULT_TIME`); a
+    clear error when none fits the DREG file."""
+    start = clock.perf_counter()
+    seconds = time if time is not None or budget is not None else DEFAULT_TIME
+    lowered = Lowered(filt, encoding)
+    integer = integer_filter(filt)
+    for config in configs(budget, seconds, seed, encoding.bits is not None):
+        if seconds is not None and config.time_budget is not None:
+            left = config.time_budget - (clock.perf_counter() - start)
+            config = replace(config, time_budget=max(left, LEAST_SHARE * seconds))
+        result = search(integer, replace(config, score=lowered.score))
+        plan = result.plan or result.program
+        if plan is not None:
+            lowered.program(plan)
+    best = lowered.best()
+    ensure_digital_verified(best, seed)
     return best

@@ -4,6 +4,7 @@ longer one."""
 
 from __future__ import annotations
 
+import math
 import time
 from collections.abc import Callable
 from dataclasses import replace
@@ -316,10 +317,13 @@ def _offer_constructive(
     if found is not None:
         program, plan = found
 
-        def cost(p: Program) -> tuple[int, int]:
+        def cost(p: Program, ssa: Program | None) -> tuple[float, int]:
+            if cfg.cost == "icws" and cfg.score is not None and ssa is not None:
+                icws = cfg.score(ssa)
+                return (math.inf if icws is None else icws, p.macros)
             return (p.icws, p.macros) if cfg.cost == "icws" else (p.macros, p.icws)
 
-        if result.program is None or cost(program) < cost(result.program):
+        if result.program is None or cost(program, plan) < cost(result.program, result.plan):
             result.program, result.plan, result.constructive = program, plan, True
     elif result.program is None:
         for more in range(1, 9):

@@ -11,7 +11,7 @@ from cain.dialects import register_dialects
 import cain
 from cain.backend import digital
 from cain.backend.dreg_sim import from_planes, run_words, to_planes
-from cain.backend.sim import shift
+from cain.backend.sim import reach, shift
 from cain.diagnostics import CainError
 from cain.frontend.java_json import parse_filter as parse_json
 from cain.model.dreg import (
@@ -123,6 +123,14 @@ def test_lowered_plans_are_exact(name, bits):
         assert (got[..., m : 9 - m, m : 9 - m] == want[..., m : 9 - m, m : 9 - m]).all()
     signed = [s for _, _, s in program.outputs]
     assert signed == [bits is None and name in ("sub", "neg")]
+    assert program.margin == reach(plan)  # the words' reach is the plan's
+    read_back = digital.program_of(digital.kernel_op(program))
+    assert (read_back.words, read_back.outputs, read_back.margin) == (
+        program.words,
+        program.outputs,
+        program.margin,
+    )
+    assert read_back.encoding.bits == bits and read_back.goals == program.goals
 
 
 def test_verification_catches_a_wrong_word():
@@ -182,16 +190,16 @@ def test_the_dreg_dialect_prints_and_parses_back():
     from xdsl.dialects.builtin import ModuleOp
     from xdsl.parser import Parser
 
-
     plan = _plan(PLANS["sub"])
-    program = digital.digital_program(plan, Filter.of_goals("t", plan.output_goals([Goal.identity(1)]), 0),
-                                      Encoding((2,)))
+    program = digital.digital_program(
+        plan, Filter.of_goals("t", plan.output_goals([Goal.identity(1)]), 0), Encoding((2,))
+    )
     text = str(ModuleOp([digital.kernel_op(program)]))
     module = Parser(register_dialects(Context()), text).parse_module()
     module.verify()
     (kernel,) = module.body.block.ops
     assert str(module) == text and kernel.words() == program.words
-    bad = text.replace("dreg.NOR [", "dreg.NOR [\"R5\", ", 1)
+    bad = text.replace("dreg.NOR [", 'dreg.NOR ["R5", ', 1)
     with pytest.raises(Exception, match="takes 1 to 1 destinations|a destination is never also a source"):
         Parser(register_dialects(Context()), bad).parse_module().verify()
 
@@ -199,10 +207,39 @@ def test_the_dreg_dialect_prints_and_parses_back():
 JAVA_BOX = Path(__file__).parent.parent.parent / "examples" / "json" / "digitalBox.json"
 
 
+def test_the_digital_encoding_survives_the_goal_and_plan_ir():
+    from cain.dialects.goal import filter_from_op, filter_to_op
+    from xdsl.context import Context
+    from xdsl.parser import Parser
+
+    from cain.backend.convert import kernel_from_program
+
+    filt = parse_json(JAVA_BOX.read_text(), "digitalBox.json")
+    assert filt.encoding is not None and filt.encoding.bits == 2
+    text = str(filter_to_op(filt))
+    assert filter_from_op(Parser(register_dialects(Context()), text).parse_op()).encoding == filt.encoding
+    plan = _plan(PLANS["add"])
+    integer = replace(Filter.of_goals("t", plan.output_goals([Goal.identity(1)]), 0), encoding=filt.encoding)
+    kernel = Parser(register_dialects(Context()), str(kernel_from_program(plan, integer))).parse_op()
+    assert kernel.filter == integer
+
+
+def test_dreg_ir_from_a_file_is_verified_again():
+    plan = _plan(PLANS["add"])
+    filt = Filter.of_goals("t", plan.output_goals([Goal.identity(1)]), 0)
+    program = digital.digital_program(plan, filt, Encoding((2,)))
+    words = [Word("OR", w.dests, w.srcs) if w.kind == "NOR" else w for w in program.words]
+    wrong = digital.program_of(digital.kernel_op(replace(program, words=words)))
+    with pytest.raises(CainError, match="computes out0 wrongly"):
+        digital.ensure_digital_verified(wrong)
+
+
 def test_java_digital_config_is_read_as_the_old_tool_means_it():
     filt = parse_json(JAVA_BOX.read_text(), "digitalBox.json")
     assert filt.encoding == Encoding((2,), bits=2)  # placeholders DA1.. leave the DREGs to Cain
-    text = JAVA_BOX.read_text().replace('"DA1","DA2"', '"R9","R10"').replace('["DA1", "DA2"]', '["R9", "R10"]')
+    text = (
+        JAVA_BOX.read_text().replace('"DA1","DA2"', '"R9","R10"').replace('["DA1", "DA2"]', '["R9", "R10"]')
+    )
     text = text.replace('["DB1", "DB2"]', '["R5", "R6"]').replace('["DC1", "DC2"]', '["R7", "R8"]')
     text = text.replace('["DD1", "DD2"]', '["R11", "R0"]').replace('["S1", "S2", "S3", "S4"]', "[]")
     pinned = parse_json(text, "pinned.json").encoding
@@ -214,7 +251,7 @@ def test_java_digital_box_within_90_icws_on_the_device():
     """Cain-Java's FileRunTest.testDigitalBox (its test accepts 140): at the default budget, within R5-R11
     and the direction flags."""
     filt = parse_json(JAVA_BOX.read_text(), "digitalBox.json")
-    program = compile_digital(filt, replace(filt.encoding, dregs=DATA_DREGS[:7]))
+    program = compile_digital(filt, replace(filt.encoding, dregs=DATA_DREGS[:7]), budget=6000)
     assert program.icws <= 90
     assert set(program.dregs) <= {*FLAGS.values(), *DATA_DREGS[:7]}
 

@@ -3,6 +3,8 @@ traversals, costs, workers, determinism, options and their errors, and the round
 
 from __future__ import annotations
 
+from dataclasses import replace
+
 import pytest
 from search_cases import check, example, kernel_filter
 
@@ -90,6 +92,28 @@ def test_icws_cost_scores_plans_at_bus_level():
     # the plans are found by macros, then the shortest are synthesised at bus level and the best kept
     assert all(e.bus_icws == 0 for e in r.events[:-1])
     assert len(synthesize(r.program, f, BUS_OPTIONS).ops) == r.events[-1].bus_icws < r.program.icws
+
+
+def test_a_score_ranks_the_plans_under_cost_icws():
+    """`SearchConfig.score` replaces bus-level synthesis (the digital plane's lowering): it decides among the
+    plans found, and a plan it cannot score (None) is never chosen by it."""
+    f = example("sobel")
+    scored: list[int] = []
+
+    def longest(plan):
+        scored.append(plan.macros)
+        return -plan.macros
+
+    cfg = SearchConfig(node_budget=300, cost="icws", progress=False, exact_reach=0, fallback=False)
+    r = search(f, replace(cfg, score=longest))
+    check(r.program, f)
+    assert len(set(scored)) > 1 and r.plan.macros == max(scored) == -r.events[-1].bus_icws
+    # the constructive program is compared by the score too (here: kept for being longer)
+    with_fallback = search(f, replace(cfg, score=longest, fallback=True))
+    assert with_fallback.constructive and with_fallback.plan.macros > r.plan.macros
+    none = search(f, replace(cfg, score=lambda plan: None))
+    check(none.program, f)
+    assert none.events[-1].bus_icws == 0
 
 
 def test_random_order_is_deterministic_for_a_seed():

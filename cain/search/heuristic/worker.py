@@ -234,20 +234,23 @@ class Worker:
                     self.shared["icws"].value = done.icws
 
     def _score(self) -> None:
-        """Under `cost=icws`: the shortest plans found (in macros) synthesised at bus level, then one plan of
-        each longer length (the earlier bests: their plainer steps often fuse into fewer ICWs), the best in
-        ICWs kept; within the time budget's last part (at least one plan is always scored)."""
+        """Under `cost=icws`: the shortest plans found (in macros) synthesised at bus level (or scored by
+        `SearchConfig.score`), then one plan of each longer length (the earlier bests: their plainer steps
+        often fuse into fewer ICWs), the best in ICWs kept; within the time budget's last part (at least one
+        plan is always scored, and a `score` of None leaves the plan out)."""
         best = None
-        for done, program in to_score(self.candidates):
-            if (
-                best is not None
-                and self.hard_deadline is not None
-                and time.perf_counter() >= self.hard_deadline
-            ):
+        for tried, (done, program) in enumerate(to_score(self.candidates)):
+            if tried and self.hard_deadline is not None and time.perf_counter() >= self.hard_deadline:
                 break
-            ops = synthesize(done, self.filt, BUS_OPTIONS).ops
-            if best is None or (len(ops), done.macros) < best[0]:
-                best = ((len(ops), done.macros), done, program, sum(op.kind != "bus" for op in ops))
+            if self.cfg.score is not None:
+                icws, noisy = self.cfg.score(program), 0
+                if icws is None:
+                    continue
+            else:
+                ops = synthesize(done, self.filt, BUS_OPTIONS).ops
+                icws, noisy = len(ops), sum(op.kind != "bus" for op in ops)
+            if best is None or (icws, done.macros) < best[0]:
+                best = ((icws, done.macros), done, program, noisy)
         if best is None:
             return
         (bus, _), self.best, self.best_plan, noisy = best
@@ -289,8 +292,7 @@ class Worker:
             )
         sub = Worker(
             replace(self.filt, kernels=tuple(parts)),
-            replace(
-                self.cfg,
+            self._part_config(
                 node_budget=self.cfg.structure_nodes,
                 time_budget=self.cfg.time_budget / 4 if self.cfg.time_budget else None,
                 structure_nodes=0,
@@ -312,6 +314,12 @@ class Worker:
         if program is not None:
             self._offer(replace(program, name=self.filt.name))
 
+    def _part_config(self, **changes) -> SearchConfig:
+        """The configuration of a search of part of the filter (what a factor leaves, one kernel): a `score`
+        is of the whole filter's plans, so the part's plans are ranked in macros."""
+        part = {"score": None, "cost": "macros"} if self.cfg.score is not None else {}
+        return replace(self.cfg, **changes, **part)
+
     def _kernels_alone(self, share: float) -> None:
         """A plan for a filter of several kernels, compiled one kernel at a time
         (`cain.search.heuristic.kernel_by_kernel`; the constructive program for a kernel its search has none
@@ -321,8 +329,7 @@ class Worker:
         if self.index or len(self.filt.kernels) < 2 or share <= 0:
             return
         cfg, n, seconds = self.cfg, len(self.filt.kernels), self.seconds
-        sub_cfg = replace(
-            cfg,
+        sub_cfg = self._part_config(
             node_budget=max(1, int(cfg.node_budget * share / n)) if cfg.node_budget is not None else None,
             time_budget=seconds * share / n if seconds is not None else None,
             kernel_by_kernel=0.0,

@@ -18,7 +18,7 @@
 
 // VERSION: cain-opt (xDSL 0.74.0)
 
-// PASS: error: unknown pass 'no-such-pass' (available passes: convert-linalg-to-goal, search, regalloc, expand-bus, bus-synth, verify, digital, emit)
+// PASS: error: unknown pass 'no-such-pass' (available passes: convert-linalg-to-goal, search, regalloc, expand-bus, bus-synth, verify, digital, digital-plan, lower-dreg, emit)
 // PASS-NOT: Traceback
 
 // MISSING: error: cannot read '{{.*}}no-such-file.cain': no such file
