@@ -17,7 +17,7 @@ from xdsl.dialects.builtin import ModuleOp
 from xdsl.passes import ModulePass
 from xdsl.rewriter import Rewriter
 
-from cain.backend.bus_synth import Options, check_store, counts, synthesize
+from cain.backend.bus_synth import DEFERRALS, Options, check_store, counts, synthesize
 from cain.backend.convert import bus_kernel, kernels_of, program_from_kernel
 from cain.backend.verify import remember_bus
 from cain.diagnostics import CainError
@@ -33,8 +33,16 @@ class BusSynthPass(ModulePass):
     """States the beam search keeps per step (more: slower, sometimes shorter)."""
     max_bus2: int | None = None
     """Most bus2/bus3 micro-ops (the noisiest) the program may hold; default: no limit."""
+    defer: tuple[str, ...] = DEFERRALS
+    """The deferral modes tried, one run of the beam search each (`shared`, `single`, `none`): fewer, faster."""
 
     def apply(self, ctx: Context, op: ModuleOp) -> None:
+        unknown = ",".join(mode for mode in self.defer if mode not in DEFERRALS)
+        if unknown or not self.defer:
+            raise CainError(
+                f"bus-synth: unknown defer= mode '{unknown}' (choose from {', '.join(DEFERRALS)})"
+            )
+        options = Options(beam=self.beam, max_bus2=self.max_bus2, defer=tuple(self.defer))
         for kernel in kernels_of(op, "bus-synth", allocated=True):
             name = kernel.sym_name.data
             if kernel.is_bus_level:
@@ -43,7 +51,7 @@ class BusSynthPass(ModulePass):
                 )
             program = program_from_kernel(kernel)
             try:
-                result = synthesize(program, kernel.filter, Options(beam=self.beam, max_bus2=self.max_bus2))
+                result = synthesize(program, kernel.filter, options)
                 check_store(name, len(result.ops))
             except ValueError as e:
                 raise CainError(f"bus-synth: {e}") from None

@@ -3,9 +3,12 @@ plans as on the hand-written ones, in the simulator as well as symbolically, and
 
 import numpy as np
 import pytest
+from cain.dialects.scamp5 import KernelOp
+from cain.passes.bus_synth import BusSynthPass
 from handwritten import gauss3_all, gauss3_basic, gauss3_filter
 from hypothesis import HealthCheck, assume, given, settings
 from hypothesis import strategies as st
+from xdsl.context import Context
 from xdsl.dialects.builtin import ModuleOp
 
 from cain.backend.bus_synth import (
@@ -20,7 +23,7 @@ from cain.backend.bus_synth import (
     synthesize,
     synthesize_ops,
 )
-from cain.backend.convert import kernel_from_program
+from cain.backend.convert import kernel_from_program, micro_ops_of
 from cain.backend.emit_c import CTarget
 from cain.backend.regalloc import allocate
 from cain.backend.sim import Noise, correlate, output_noise, random_images, simulate_bus
@@ -161,6 +164,18 @@ def test_max_bus2_caps_the_noisy_micro_ops():
     assert sum(op.kind != "bus" for op in capped.ops) <= 4
     with pytest.raises(ValueError, match="at most 3 bus2"):
         synthesize(p, f, Options(max_bus2=3))  # four halvings need four
+
+
+def test_the_pass_runs_the_deferral_modes_asked_for():
+    """`bus-synth{defer=single,none}` is the synthesis `Options(defer=...)` gives; an unknown mode is named."""
+    f = gauss3_filter("A")
+    p = allocate(gauss3_all(), f.registers)
+    module = ModuleOp([kernel_from_program(p, f)])
+    BusSynthPass(defer=("single", "none")).apply(Context(), module)
+    (kernel,) = [op for op in module.walk() if isinstance(op, KernelOp)]
+    assert micro_ops_of(kernel) == synthesize(p, f, Options(defer=("single", "none"))).ops
+    with pytest.raises(CainError, match=r"unknown defer= mode 'all' \(choose from shared, single, none\)"):
+        BusSynthPass(defer=("all",)).apply(Context(), ModuleOp([kernel_from_program(p, f)]))
 
 
 def test_kernel_store_limit_is_a_clear_error():
