@@ -308,9 +308,8 @@ def compile_filter(
     At bus level without a `cost`, both searches run (`SearchOptions.costs`) and the program of fewer ICWs
     is printed (then fewer bus2/bus3, then fewer macros): never longer than the macro program's own
     expansion, which `bus-synth` keeps when it finds nothing shorter; when one search finds no program, the
-    other's is printed. Each level is verified once
-    (`cain.backend.verify.remember`). For the digital plane: the digital search, lowering and verification
-    (`cain.backend.digital`)."""
+    other's is printed. Each level is verified once (`cain.backend.verify.remember`). For the digital
+    plane: the digital search, lowering and verification (`cain.backend.digital`)."""
     check_level(level)
     start = clock.perf_counter()
     if filt.encoding is not None:
