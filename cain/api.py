@@ -68,12 +68,13 @@ SEARCHES = {"icws": "icw_search", "macros": "macro_search"}
 counts the printed kernel keeps of the one not chosen (`cain.backend.emit_c.rival_lines`)."""
 
 SEARCH_SHARE = 0.35
-"""Of a time budget, each search's part when both run; the rest is for lowering both plans to bus level."""
+"""Of a time budget, each search's part when both run at bus level (one alone: twice that); the rest is for
+lowering the plans to bus level, each within the end of its half of the budget (`compile_filter`)."""
 
 SYNTHESIS = BUS_OPTIONS
 """How the default lowers a plan to bus level: as the search in ICWs scores its plans (beam 16, values of
-one user deferred or none). The pass's default also defers shared values: on a 25-step plan of AnalogNet2
-that took minutes on a loaded 2-core machine, against 1.3 s of CPU."""
+one user deferred or none, `WORK` states at most). The pass's default also defers shared values: on a
+25-step plan of AnalogNet2 that took minutes on a loaded 2-core machine, against 1.3 s of CPU."""
 
 
 def check_level(level: str) -> None:
@@ -290,13 +291,19 @@ class SearchOptions:
 
     def costs(self, level: str) -> list[SearchOptions]:
         """The searches a compile at `level` runs: the one `cost` names, else at bus level the search in
-        ICWs and the one in macros, each with `SEARCH_SHARE` of a time budget (a node budget each:
-        deterministic)."""
-        if self.cost is not None or level == "macro":
+        ICWs and the one in macros, each with `SEARCH_SHARE` of a time budget (one alone: twice that; a
+        node budget each: deterministic)."""
+        if level == "macro":
             return [replace(self, cost=self.cost or "macros")]
-        time = self.time if self.time is not None or self.budget is not None else DEFAULT_TIME
-        share = None if time is None else time * SEARCH_SHARE
-        return [replace(self, cost=cost, time=share) for cost in SEARCHES]
+        costs = list(SEARCHES) if self.cost is None else [self.cost]
+        time = self.seconds
+        share = None if time is None else time * SEARCH_SHARE * len(SEARCHES) / len(costs)
+        return [replace(self, cost=cost, time=share) for cost in costs]
+
+    @property
+    def seconds(self) -> float | None:
+        """The time budget: `time`, else the default unless a node budget is given (then None)."""
+        return self.time if self.time is not None or self.budget is not None else DEFAULT_TIME
 
 
 def compile_filter(
@@ -308,8 +315,10 @@ def compile_filter(
     At bus level without a `cost`, both searches run (`SearchOptions.costs`) and the program of fewer ICWs
     is printed (then fewer bus2/bus3, then fewer macros): never longer than the macro program's own
     expansion, which `bus-synth` keeps when it finds nothing shorter; when one search finds no program, the
-    other's is printed. Each level is verified once (`cain.backend.verify.remember`). For the digital
-    plane: the digital search, lowering and verification (`cain.backend.digital`)."""
+    other's is printed. Each level is verified once (`cain.backend.verify.remember`). With a time budget,
+    each plan's synthesis ends by the end of its search's part of the budget (the first half, the second),
+    keeping what it found by then or the macros' own expansion; with a node budget, by `SYNTHESIS.work`.
+    For the digital plane: the digital search, lowering and verification (`cain.backend.digital`)."""
     check_level(level)
     start = clock.perf_counter()
     if filt.encoding is not None:
@@ -332,9 +341,12 @@ def compile_filter(
     try:
         runs: list[_Lowered] = []
         failed: list[CainError] = []
-        for options in search.costs(level):
+        costs = search.costs(level)
+        for k, options in enumerate(costs):
+            seconds = search.seconds if level == "bus" else None
+            end = None if seconds is None else start + seconds * (k + 1) / len(costs)
             try:
-                runs.append(_lower(filt, options, level, runs))
+                runs.append(_lower(filt, options, level, runs, end))
             except CainError as e:  # the other search's program may still be found
                 failed.append(e)
         if not runs:
@@ -375,9 +387,16 @@ class _Lowered:
     printed: ModuleOp
 
 
-def _lower(filt: Filter, search: SearchOptions, level: str, done: Sequence[_Lowered] = ()) -> _Lowered:
+def _lower(
+    filt: Filter,
+    search: SearchOptions,
+    level: str,
+    done: Sequence[_Lowered] = (),
+    end: float | None = None,
+) -> _Lowered:
     """`filt` through `search`, `regalloc` and, at bus level, `bus-synth` (at macro level `expand-bus`, for
-    the IR), each level verified; a program one of `done` holds already is not synthesised again."""
+    the IR), each level verified; a program one of `done` holds already is not synthesised again. The
+    synthesis stops at `end` (a `perf_counter` instant) or its work budget."""
     ctx = _context()
     module = ModuleOp([filter_to_op(filt)])
     ir = {"goal": str(module)}
@@ -391,8 +410,11 @@ def _lower(filt: Filter, search: SearchOptions, level: str, done: Sequence[_Lowe
         bus = same[0].printed.clone()
     else:
         bus = module.clone()
+        seconds = None if end is None else max(0.0, end - clock.perf_counter())
         lower = (
-            ExpandBusPass() if level == "macro" else BusSynthPass(beam=SYNTHESIS.beam, defer=SYNTHESIS.defer)
+            ExpandBusPass()
+            if level == "macro"
+            else BusSynthPass(beam=SYNTHESIS.beam, defer=SYNTHESIS.defer, work=SYNTHESIS.work, time=seconds)
         )
         lower.apply(ctx, bus)
         ensure_verified(_kernel(bus))

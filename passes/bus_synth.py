@@ -9,7 +9,8 @@ longer (verified with the allocated program, whose verification runs it).
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+import time as clock
+from dataclasses import dataclass, replace
 
 from cain.dialects.scamp5 import BusMicroOp
 from xdsl.context import Context
@@ -35,6 +36,11 @@ class BusSynthPass(ModulePass):
     """Most bus2/bus3 micro-ops (the noisiest) the program may hold; default: no limit."""
     defer: tuple[str, ...] = DEFERRALS
     """The deferral modes tried, one run of the beam search each (`shared`, `single`, `none`): fewer, faster."""
+    work: int | None = None
+    """Most states the beam search builds per kernel (deterministic); default: no limit."""
+    time: float | None = None
+    """Seconds the synthesis may take per kernel; default: no limit. Out of either budget, a kernel keeps the
+    shortest program found by then, or the macros' own expansion (verified either way), and its C says so."""
 
     def apply(self, ctx: Context, op: ModuleOp) -> None:
         unknown = ",".join(mode for mode in self.defer if mode not in DEFERRALS)
@@ -42,8 +48,10 @@ class BusSynthPass(ModulePass):
             raise CainError(
                 f"bus-synth: unknown defer= mode '{unknown}' (choose from {', '.join(DEFERRALS)})"
             )
-        options = Options(beam=self.beam, max_bus2=self.max_bus2, defer=tuple(self.defer))
+        options = Options(beam=self.beam, max_bus2=self.max_bus2, defer=tuple(self.defer), work=self.work)
         for kernel in kernels_of(op, "bus-synth", allocated=True):
+            if self.time is not None:
+                options = replace(options, deadline=clock.perf_counter() + self.time)
             name = kernel.sym_name.data
             if kernel.is_bus_level:
                 raise CainError(
@@ -52,10 +60,12 @@ class BusSynthPass(ModulePass):
             program = program_from_kernel(kernel)
             try:
                 result = synthesize(program, kernel.filter, options)
-                check_store(name, len(result.ops))
+                check_store(name, len(result.ops), True, result.stopped)
             except ValueError as e:
                 raise CainError(f"bus-synth: {e}") from None
             if result.synthesized:
                 remember_bus(kernel.filter, result.ops)
             found = {"macros": program.macros, **counts(result.ops), "expansion_icws": result.expansion_icws}
+            if result.stopped:
+                found["synthesis_stopped"] = 1
             Rewriter.replace_op(kernel, bus_kernel(kernel, map(BusMicroOp.of, result.ops), found))

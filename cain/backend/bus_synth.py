@@ -19,6 +19,7 @@ NEWS only when the op reads no NEWS-family register.
 
 from __future__ import annotations
 
+import time
 from collections.abc import Callable, Iterable, Sequence
 from dataclasses import dataclass, field
 from itertools import combinations, product
@@ -156,6 +157,35 @@ class Options:
     defer: tuple[str, ...] = ("shared", "single", "none")
     """Which values may be inlined into their consumers, per run of the search (`DEFERRALS`): `synthesize_ops`
     runs it once per mode and keeps the shortest program."""
+    work: int | None = None
+    """Most states the beam search may build over all its runs (deterministic); None: no limit."""
+    deadline: float | None = None
+    """A `time.perf_counter()` instant at which the search stops; None: none."""
+
+
+WORK = 50_000
+"""The work budget (states built) of the synthesis that scores plans under `cost=icws` and lowers them in
+the default compile: a 25-step plan of AnalogNet2 takes 7,600 (1.4 s on a loaded machine), so it bounds
+only plans of about a hundred steps and more, which then keep the macros' own expansion."""
+
+
+class Budget:
+    """What a synthesis may still spend: states built (`Options.work`) and time (`Options.deadline`), checked
+    once per state expanded. `stopped` says whether it ran out."""
+
+    def __init__(self, options: Options):
+        self.left = options.work
+        self.deadline = options.deadline
+        self.stopped = False
+
+    def spend(self, states: int) -> bool:
+        """Count `states` built; whether the budget still holds."""
+        if self.left is not None:
+            self.left -= states
+            self.stopped = self.stopped or self.left < 0
+        if self.deadline is not None and not self.stopped:
+            self.stopped = time.perf_counter() >= self.deadline
+        return not self.stopped
 
 
 DEFERRALS = ("shared", "single", "none")
@@ -193,10 +223,13 @@ class _Synth:
     program's instructions (`Program.last_uses`): copies are folded into their readers and equal steps
     merged, so a value's last reader is another step, often of another value (the copy's source)."""
 
-    def __init__(self, plan: Plan, registers: Sequence[str], options: Options, mode: str):
+    def __init__(
+        self, plan: Plan, registers: Sequence[str], options: Options, mode: str, budget: Budget | None = None
+    ):
         if mode not in DEFERRALS:
             raise ValueError(f"unknown deferral mode {mode!r} (choose from {', '.join(DEFERRALS)})")
         self.plan, self.names, self.options, self.mode = plan, tuple(registers), options, mode
+        self.budget = budget or Budget(options)
         self.index = {r: i for i, r in enumerate(self.names)}
         steps = plan.steps
         last: dict[int, int] = {}
@@ -232,6 +265,7 @@ class _Synth:
         return out if all(abs(c) == 1 for _, c in out) else None
 
     def run(self) -> list[MicroOp] | None:
+        """The shortest program the beam found; None if it found none or its budget ran out."""
         regs: list[tuple[int, int] | None] = [None] * len(self.names)
         for v, reg in self.plan.inputs:
             regs[self.index[reg]] = (v, 1)
@@ -239,7 +273,10 @@ class _Synth:
         for i, step in enumerate(self.plan.steps):
             children: dict[object, _State] = {}
             for state in states:
-                for child in self.advance(state, i, step):
+                grown = self.advance(state, i, step)
+                if not self.budget.spend(len(grown) + 1):
+                    return None
+                for child in grown:
                     k = child.key()
                     old = children.get(k)
                     if old is None or (child.icws, child.bus2) < (old.icws, old.bus2):
@@ -630,6 +667,7 @@ def synthesize_ops(
     registers: Sequence[str],
     options: Options = Options(),
     accept: Callable[[list[MicroOp]], bool] | None = None,
+    budget: Budget | None = None,
 ) -> list[MicroOp] | None:
     """Micro-ops computing `program`'s outputs in their registers, by the beam search; None if it found
     none (e.g. too few registers for its patterns) or none that `accept` takes. Not yet verified.
@@ -637,13 +675,15 @@ def synthesize_ops(
     The search runs deferring every value it can, only single-use values, and none (the beam's ranking
     cannot tell which pays off) and keeps the shortest; when none finds a program, it runs again on the
     plan with copies kept as steps of their own and equal steps not merged: the plan's own register use,
-    which fits."""
+    which fits. All runs share `budget` (by default `Options.work` and `deadline`): when it runs out, the
+    shortest program of the runs that ended is kept (`budget.stopped` says so)."""
+    budget = budget or Budget(options)
     best = None
     for plan in (linear_plan(program), linear_plan(program, fold_copies=False, merge=False)):
         for mode in options.defer:
-            if mode == "shared" and len(plan.steps) > SHARED_STEPS:
+            if budget.stopped or (mode == "shared" and len(plan.steps) > SHARED_STEPS):
                 continue
-            ops = _Synth(plan, registers, options, mode).run()
+            ops = _Synth(plan, registers, options, mode, budget).run()
             if (
                 ops is not None
                 and (accept is None or accept(ops))
@@ -677,13 +717,20 @@ def noisier(ops: Sequence[MicroOp], than: Sequence[MicroOp], filter: Filter, noi
     return any(a > b * (1 + 1e-9) for a, b in zip(mine, theirs, strict=True))
 
 
-def check_store(name: str, icws: int) -> None:
-    """Raise ValueError when a kernel is longer than the kernel store holds."""
+def check_store(name: str, icws: int, synthesized: bool = False, stopped: bool = False) -> None:
+    """Raise ValueError when a kernel is longer than the kernel store holds; the hint suggests bus-level
+    synthesis unless the kernel is already its output (`synthesized`), and a larger budget for it when
+    it ran out of its own (`stopped`)."""
     if icws > KERNEL_STORE:
+        hint = "" if synthesized else ", or compile at bus level (bus-synth) for a shorter program"
+        if stopped:
+            hint = (
+                "; bus-synth stopped at its budget (time or work), so a shorter bus-level program may exist"
+            )
         raise ValueError(
             f"kernel @{name} is {icws} ICWs long, but the SCAMP-5 kernel store holds {KERNEL_STORE}: "
             f"split the filter into several kernel files, lower max_depth or raise max_error (a shallower "
-            f"approximation), or compile at bus level (bus-synth) for a shorter program"
+            f"approximation){hint}"
         )
 
 
@@ -696,6 +743,9 @@ class BusProgram:
     """False when the macros' own expansion was kept (shorter, or synthesis found nothing that verifies)."""
     plain: list[MicroOp]
     """The macros' own expansion, for comparison."""
+    stopped: bool = False
+    """Whether the synthesis ran out of its budget (`Options.work` or `deadline`): `ops` is then the shortest
+    program found before, or the expansion."""
 
     @property
     def expansion_icws(self) -> int:
@@ -705,7 +755,8 @@ class BusProgram:
 def synthesize(program: Program, filter: Filter, options: Options = Options()) -> BusProgram:
     """The shortest verified micro-op program for an allocated `program`: the beam search's shortest that
     is no noisier than the macros' expansion at any output (`Options.noise`), or that expansion when it is
-    no longer or the search's does not verify. An unallocated program is allocated first."""
+    no longer or the search's does not verify (or the budget ran out before any run ended). An unallocated
+    program is allocated first."""
     if not program.registers:
         program = allocate(program, filter.registers)
     plain = expansion(program)
@@ -715,11 +766,12 @@ def synthesize(program: Program, filter: Filter, options: Options = Options()) -
     def quiet(ops: list[MicroOp]) -> bool:
         return noise is None or not noisier(ops, plain, filter, noise)
 
-    ops = synthesize_ops(program, filter.registers, options, quiet)
+    budget = Budget(options)
+    ops = synthesize_ops(program, filter.registers, options, quiet, budget)
     if ops is not None and (len(ops) < len(plain) or not within):
         try:
             verify_bus(ops, filter, images=1, size=24)
-            return BusProgram(ops, True, plain)
+            return BusProgram(ops, True, plain, budget.stopped)
         except VerificationError:
             pass
     if not within:
@@ -727,4 +779,4 @@ def synthesize(program: Program, filter: Filter, options: Options = Options()) -
             f"kernel @{filter.name}: no program found with at most {options.max_bus2} bus2/bus3 micro-ops "
             f"(the macros' expansion has {noisy_ops(plain)}); raise max-bus2"
         )
-    return BusProgram(plain, False, plain)
+    return BusProgram(plain, False, plain, budget.stopped)

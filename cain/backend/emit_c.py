@@ -89,6 +89,10 @@ def header_comment(kernel: KernelOp) -> list[str]:
     )
     if counts.get("expansion_icws", len(kinds)) != len(kinds):
         lines.append(f"optimised at bus level: the macros would expand to {counts['expansion_icws']} ICWs")
+    if counts.get("synthesis_stopped"):
+        plain = counts.get("expansion_icws") == len(kinds)
+        kept = "the macros' own expansion" if plain else "the shortest program found by then"
+        lines.append(f"bus-level synthesis stopped at its budget (time or work): {kept}, verified")
     return lines + rival_lines(counts)
 
 
@@ -141,7 +145,13 @@ def emit_kernel(kernel: KernelOp) -> str:
     name = kernel.sym_name.data
     require_registers(kernel, "emit")
     try:
-        check_store(name, len(micro_op_kinds(kernel)))
+        counts = kernel.counts
+        check_store(
+            name,
+            len(micro_op_kinds(kernel)),
+            "expansion_icws" in counts,
+            bool(counts.get("synthesis_stopped")),
+        )
     except ValueError as e:
         raise CainError(f"emit: {e}") from None
     body: list[str] = []

@@ -15,6 +15,7 @@ from cain.backend.bus_synth import (
     DEFERRALS,
     KERNEL_STORE,
     NEWS_FAMILY,
+    WORK,
     Options,
     check_store,
     expansion,
@@ -180,8 +181,41 @@ def test_the_pass_runs_the_deferral_modes_asked_for():
 
 def test_kernel_store_limit_is_a_clear_error():
     check_store("k", KERNEL_STORE)
-    with pytest.raises(ValueError, match="1025 ICWs long.*holds 1024"):
+    with pytest.raises(ValueError, match="1025 ICWs long.*holds 1024.*compile at bus level"):
         check_store("k", KERNEL_STORE + 1)
+    with pytest.raises(ValueError) as synthesized:
+        check_store("k", KERNEL_STORE + 1, synthesized=True)
+    assert "bus-synth" not in str(synthesized.value)
+    with pytest.raises(ValueError, match="bus-synth stopped at its budget"):
+        check_store("k", KERNEL_STORE + 1, synthesized=True, stopped=True)
+
+
+def test_out_of_its_work_budget_the_synthesis_keeps_the_verified_expansion():
+    """A synthesis that may build one state stops before any run ends: the macros' own expansion, marked
+    stopped; one within `WORK` ends as without a budget (work counts states: no clock involved)."""
+    f = gauss3_filter("B")
+    p = allocate(gauss3_all(), f.registers)
+    cut = synthesize(p, f, Options(work=1))
+    assert (cut.ops, cut.synthesized, cut.stopped) == (expansion(p), False, True)
+    verify_bus(cut.ops, f)
+    free = synthesize(p, f, Options(defer=("single", "none")))
+    bounded = synthesize(p, f, Options(defer=("single", "none"), work=WORK))
+    assert (bounded.ops, bounded.stopped) == (free.ops, False) and free.synthesized
+
+
+def test_the_pass_out_of_its_work_budget_prints_the_expansion_and_says_so():
+    """`bus-synth{work=1}`: the kernel is the expansion, verified, and its C header says the synthesis
+    stopped at its budget."""
+    f = gauss3_filter("B")
+    p = allocate(gauss3_all(), f.registers)
+    module = ModuleOp([kernel_from_program(p, f)])
+    BusSynthPass(work=1).apply(Context(), module)
+    (kernel,) = [op for op in module.walk() if isinstance(op, KernelOp)]
+    assert micro_ops_of(kernel) == expansion(p) and kernel.counts["synthesis_stopped"] == 1
+    verify_bus(micro_ops_of(kernel), f)
+    assert "bus-level synthesis stopped at its budget (time or work): the macros' own expansion" in (
+        CTarget().text(module)
+    )
 
 
 def test_long_kernel_is_refused_by_emit():
