@@ -38,7 +38,7 @@ class BusSynthPass(ModulePass):
     """The deferral modes tried, one run of the beam search each (`shared`, `single`, `none`): fewer, faster."""
     work: int | None = None
     """Most states the beam search builds per kernel (deterministic); default: no limit."""
-    time: float | None = None
+    time: int | float | None = None
     """Seconds the synthesis may take per kernel; default: no limit. Out of either budget, a kernel keeps the
     shortest program found by then, or the macros' own expansion (verified either way), and its C says so."""
 

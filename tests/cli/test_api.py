@@ -1,6 +1,7 @@
 """The Python API: `cain.compile` from files, text and arrays, the result's IR, counts and simulation,
 errors as the command line prints them, conv layers from ONNX and linalg IR, and `cain.compile_many`."""
 
+import dataclasses
 import re
 from fractions import Fraction
 from pathlib import Path
@@ -111,6 +112,18 @@ def test_the_default_bus_program_is_never_longer_than_the_macro_programs_expansi
     np.testing.assert_allclose(bus.simulate(picture)[INNER], bus.exact(picture)[INNER], atol=1e-9)
     only = cain.compile(CNN3, budget=400, cost="icws")
     assert "chosen:" not in only.c and only.level == "bus"
+
+
+def test_the_default_out_of_its_synthesis_budget_prints_the_verified_expansion(monkeypatch):
+    """With a synthesis of one state (a node budget: no clock), each plan keeps the macros' own expansion,
+    the shorter is printed, the header says the synthesis stopped, and the program computes the kernel."""
+    monkeypatch.setattr(cain.api, "SYNTHESIS", dataclasses.replace(cain.api.SYNTHESIS, work=1))
+    cut = cain.compile(str(EXAMPLES / "gauss3x3.cain"), budget=300)
+    macros = cain.compile(str(EXAMPLES / "gauss3x3.cain"), budget=300, level="macro")
+    assert cut.icws == macros.icws == len(cut.micro_ops) == cut.program.icws
+    assert "bus-level synthesis stopped at its budget (time or work): the macros' own expansion" in cut.c
+    picture = image(seed=3)
+    np.testing.assert_allclose(cut.simulate(picture)[INNER], cut.exact(picture)[INNER], atol=1e-9)
 
 
 def test_compile_text_and_weight_tensors():
