@@ -67,7 +67,7 @@ SEARCHES = {"icws": "icw_search", "macros": "macro_search"}
 """At bus level without a `cost`, the two searches whose programs are compared, and the prefix of the
 counts the printed kernel keeps of the one not chosen (`cain.backend.emit_c.rival_lines`)."""
 
-SEARCH_SHARE = 0.35
+SEARCH_SHARE = 0.3
 """Of a time budget, each search's part when both run at bus level (one alone: twice that); the rest is for
 lowering the plans to bus level, each within the end of its half of the budget (`compile_filter`)."""
 

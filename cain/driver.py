@@ -90,7 +90,8 @@ def _compile_parser() -> argparse.ArgumentParser:
     description = (
         "Compile a filter (.cain, .json, .mlir with one convolution, .onnx with one conv layer) to verified C "
         "for the SCAMP-5d SDK: by default bus micro-ops, optimised in ICWs (the searches in ICWs and in "
-        "macros each get 35% of the time, and the program of fewer ICWs is printed); --level macro prints the "
+        "macros each get 30% of the time, the bus-level synthesis of their plans the rest, and the program "
+        "of fewer ICWs is printed); --level macro prints the "
         "SDK's macros. Subcommands: `cain batch ...` compiles many filters, `cain picture ...` draws "
         "what a filter does (see `cain batch --help`, `cain picture --help`)."
     )

@@ -21,7 +21,7 @@ from __future__ import annotations
 
 import time
 from collections.abc import Callable, Iterable, Sequence
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from itertools import combinations, product
 
 from cain.backend.regalloc import allocate
@@ -752,13 +752,34 @@ class BusProgram:
         return len(self.plain)
 
 
+DONE: dict[str, BusProgram] = {}
+"""Syntheses that ended within their budget, by their program, filter and options (but the deadline, which
+does not change a result that ended): the default compile lowers the plan the search in ICWs has scored."""
+DONE_SIZE = 64
+"""Most syntheses `DONE` keeps (the oldest go first)."""
+
+
 def synthesize(program: Program, filter: Filter, options: Options = Options()) -> BusProgram:
     """The shortest verified micro-op program for an allocated `program`: the beam search's shortest that
     is no noisier than the macros' expansion at any output (`Options.noise`), or that expansion when it is
     no longer or the search's does not verify (or the budget ran out before any run ended). An unallocated
-    program is allocated first."""
+    program is allocated first. A synthesis that ended within its budget is remembered (`DONE`)."""
     if not program.registers:
         program = allocate(program, filter.registers)
+    noise = options.noise and (options.noise.sigma, options.noise.extra, options.noise.seed)  # not its rng
+    key = repr((program, filter, replace(options, deadline=None, noise=None), noise))
+    if key not in DONE:
+        result = _synthesize(program, filter, options)
+        if result.stopped:
+            return result
+        DONE[key] = result
+        while len(DONE) > DONE_SIZE:
+            del DONE[next(iter(DONE))]
+    return DONE[key]
+
+
+def _synthesize(program: Program, filter: Filter, options: Options) -> BusProgram:
+    """`synthesize` on an allocated `program`, every time."""
     plain = expansion(program)
     within = options.max_bus2 is None or noisy_ops(plain) <= options.max_bus2
     noise = options.noise if within else None  # over the bus2 cap, the expansion is no choice
