@@ -192,7 +192,8 @@ def test_kernel_store_limit_is_a_clear_error():
 
 def test_out_of_its_work_budget_the_synthesis_keeps_the_verified_expansion():
     """A synthesis that may build one state stops before any run ends: the macros' own expansion, marked
-    stopped; one within `WORK` ends as without a budget (work counts states: no clock involved)."""
+    stopped; one within `WORK` ends as without a budget (work counts states: no clock involved), and is
+    remembered whatever the deadline."""
     f = gauss3_filter("B")
     p = allocate(gauss3_all(), f.registers)
     cut = synthesize(p, f, Options(work=1))
@@ -201,6 +202,9 @@ def test_out_of_its_work_budget_the_synthesis_keeps_the_verified_expansion():
     free = synthesize(p, f, Options(defer=("single", "none")))
     bounded = synthesize(p, f, Options(defer=("single", "none"), work=WORK))
     assert (bounded.ops, bounded.stopped) == (free.ops, False) and free.synthesized
+    # a synthesis that ended is remembered; one cut short is not (a larger budget may do better)
+    again = Options(defer=("single", "none"), work=WORK, deadline=0.0)
+    assert synthesize(p, f, again) is bounded and synthesize(p, f, Options(work=1)) is not cut
 
 
 def test_the_pass_out_of_its_work_budget_prints_the_expansion_and_says_so():
