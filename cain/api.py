@@ -20,11 +20,11 @@ from typing import Any
 import numpy as np
 from tqdm import tqdm
 from xdsl.context import Context
-from xdsl.dialects.builtin import ModuleOp
+from xdsl.dialects.builtin import IntegerAttr, ModuleOp
 from xdsl.parser import Parser
 from xdsl.utils.exceptions import DiagnosticException, ParseError, PassFailedException, VerifyException
 
-from cain.backend.convert import program_from_kernel
+from cain.backend.convert import micro_ops_of, program_from_kernel, simulate_micro_ops
 from cain.backend.digital import DigitalProgram, emit_digital, kernel_op
 from cain.backend.emit_c import CTarget, emit_kernel, emit_module
 from cain.backend.sim import Noise, shift, simulate
@@ -39,12 +39,16 @@ from cain.frontend.options import check_registers
 from cain.frontend.tensor import filter_from_weights
 from cain.model.filter import Filter
 from cain.model.goal import centred
+from cain.model.isa import MicroOp
 from cain.model.program import Program
+from cain.passes.bus_synth import BusSynthPass
 from cain.passes.convert_linalg_to_goal import ConvertLinalgToGoalPass
 from cain.passes.expand_bus import ExpandBusPass
 from cain.passes.regalloc import RegallocPass
 from cain.passes.search import SearchPass
+from cain.search.config import DEFAULT_TIME
 from cain.search.digital import compile_digital
+from cain.search.heuristic.worker import BUS_OPTIONS
 
 XDSL_ERRORS = (ParseError, VerifyException, DiagnosticException, PassFailedException)
 """xDSL's errors about the input, which `cain-opt` prints as `error: ...`."""
@@ -55,6 +59,29 @@ FRONTEND_OPTIONS = ("registers", "instruction_set", "max_depth", "max_error")
 LEVELS = ("goal", "scamp5", "allocated", "bus")
 """The IR levels a result keeps: goal IR, scamp5 on SSA values, on registers, as bus micro-ops."""
 
+OUTPUT_LEVELS = ("bus", "macro")
+"""What the C is written in: bus micro-ops optimised in ICWs (`bus-synth`, the default), or SDK macros."""
+DEFAULT_LEVEL = "bus"
+
+SEARCHES = {"icws": "icw_search", "macros": "macro_search"}
+"""At bus level without a `cost`, the two searches whose programs are compared, and the prefix of the
+counts the printed kernel keeps of the one not chosen (`cain.backend.emit_c.rival_lines`)."""
+
+SEARCH_SHARE = 0.3
+"""Of a time budget, each search's part when both run at bus level (one alone: twice that); the rest is for
+lowering the plans to bus level, each within the end of its half of the budget (`compile_filter`)."""
+
+SYNTHESIS = BUS_OPTIONS
+"""How the default lowers a plan to bus level: as the search in ICWs scores its plans (beam 16, values of
+one user deferred or none, `WORK` states at most). The pass's default also defers shared values: on a
+25-step plan of AnalogNet2 that took minutes on a loaded 2-core machine, against 1.3 s of CPU."""
+
+
+def check_level(level: str) -> None:
+    """A CainError naming the choices for a `level` not in `OUTPUT_LEVELS`."""
+    if level not in OUTPUT_LEVELS:
+        raise CainError(f"unknown level '{level}' (choose from {', '.join(OUTPUT_LEVELS)})")
+
 
 @dataclass
 class Compiled:
@@ -62,7 +89,8 @@ class Compiled:
 
     filter: Filter
     program: Program
-    """The register-allocated macro program (what the C runs)."""
+    """The register-allocated macro program (at macro level what the C runs; at bus level what
+    `micro_ops` were synthesised from)."""
     c: str
     """A C++ file for the SCAMP-5d SDK with the filter's function."""
     function: str
@@ -71,9 +99,14 @@ class Compiled:
     """The IR text at each of `LEVELS`."""
     macros: int
     icws: int
+    """ICWs of the code the C runs: the bus micro-ops at bus level, the macros' expansion at macro level."""
     seconds: float = 0.0
     digital: DigitalProgram | None = None
     """The DREG program, for a filter on the digital plane (then `program` is its macro plan)."""
+    level: str = "macro"
+    """`bus` or `macro` (`OUTPUT_LEVELS`): what the C is written in."""
+    micro_ops: tuple[MicroOp, ...] | None = None
+    """At bus level, the verified bus micro-ops the C runs."""
 
     @property
     def name(self) -> str:
@@ -90,9 +123,10 @@ class Compiled:
         return {k.name: k.error for k in self.filter.kernels}
 
     def simulate(self, image: Any, noise: float | Noise | None = None, seed: int = 0) -> np.ndarray:
-        """The program's outputs on `image` in the SCAMP-5 model (every macro as its bus micro-ops), one
-        array per kernel: `[kernel, row, column]`. `image` is 2-D for one input channel, else
-        `[channel, row, column]`; `noise` a `Noise` or the standard deviation of each bus transfer."""
+        """The program's outputs on `image` in the SCAMP-5 model (the bus micro-ops the C runs: at macro
+        level every macro's own), one array per kernel: `[kernel, row, column]`. `image` is 2-D for one
+        input channel, else `[channel, row, column]`; `noise` a `Noise` or the standard deviation of each
+        bus transfer."""
         if self.digital is not None:  # exact integers, in the kernel's units (the program computes 2^depth x)
             images = self._images(image)
             widths = [self.digital.encoding.input_width(z) for z in range(len(self.digital.inputs))]
@@ -106,7 +140,10 @@ class Compiled:
             return np.stack(self.digital.run(images.astype(np.int64), seed=seed)) / 2**self.depth
         if isinstance(noise, int | float):
             noise = Noise(sigma=float(noise), seed=seed)
-        outputs = simulate(self.program, self._images(image), noise=noise, seed=seed)
+        if self.micro_ops is not None:
+            outputs = simulate_micro_ops(self.micro_ops, self.filter, self._images(image), noise, seed)
+        else:
+            outputs = simulate(self.program, self._images(image), noise=noise, seed=seed)
         return np.stack(outputs)
 
     def quantized(self, image: Any) -> np.ndarray:
@@ -239,7 +276,8 @@ class SearchOptions:
     time: float | None = None
     seed: int = 0
     workers: int = 1
-    cost: str = "macros"
+    cost: str | None = None
+    """What the search minimises; None: `macros`, and at bus level the `icws` search as well."""
 
     def search_pass(self) -> SearchPass:
         return SearchPass(
@@ -247,17 +285,41 @@ class SearchOptions:
             time=self.time,
             seed=self.seed,
             workers=self.workers,
-            cost=self.cost,
+            cost=self.cost or "macros",
             quiet=True,
         )
 
+    def costs(self, level: str) -> list[SearchOptions]:
+        """The searches a compile at `level` runs: the one `cost` names, else at bus level the search in
+        ICWs and the one in macros, each with `SEARCH_SHARE` of a time budget (one alone: twice that; a
+        node budget each: deterministic)."""
+        if level == "macro":
+            return [replace(self, cost=self.cost or "macros")]
+        costs = list(SEARCHES) if self.cost is None else [self.cost]
+        time = self.seconds
+        share = None if time is None else time * SEARCH_SHARE * len(SEARCHES) / len(costs)
+        return [replace(self, cost=cost, time=share) for cost in costs]
 
-def compile_filter(filt: Filter, search: SearchOptions = SearchOptions()) -> Compiled:
-    """Run `search`, `regalloc` (and `expand-bus` for the bus level) on the goal IR of `filt`, keeping the
-    IR after each pass, and print the C (`CTarget`). Each level is verified once
-    (`cain.backend.verify.remember`): the bus level is the expansion of the allocated program, whose
-    verification ran it. For the digital plane: the digital search, lowering and verification
-    (`cain.backend.digital`)."""
+    @property
+    def seconds(self) -> float | None:
+        """The time budget: `time`, else the default unless a node budget is given (then None)."""
+        return self.time if self.time is not None or self.budget is not None else DEFAULT_TIME
+
+
+def compile_filter(
+    filt: Filter, search: SearchOptions = SearchOptions(), level: str = DEFAULT_LEVEL
+) -> Compiled:
+    """Run `search` and `regalloc` on the goal IR of `filt`, keeping the IR after each pass, then at bus
+    level `bus-synth` (else `expand-bus`, for the IR), and print the C (`CTarget`).
+
+    At bus level without a `cost`, both searches run (`SearchOptions.costs`) and the program of fewer ICWs
+    is printed (then fewer bus2/bus3, then fewer macros): never longer than the macro program's own
+    expansion, which `bus-synth` keeps when it finds nothing shorter; when one search finds no program, the
+    other's is printed. Each level is verified once (`cain.backend.verify.remember`). With a time budget,
+    each plan's synthesis ends by the end of its search's part of the budget (the first half, the second),
+    keeping what it found by then or the macros' own expansion; with a node budget, by `SYNTHESIS.work`.
+    For the digital plane: the digital search, lowering and verification (`cain.backend.digital`)."""
+    check_level(level)
     start = clock.perf_counter()
     if filt.encoding is not None:
         digital = compile_digital(
@@ -276,26 +338,105 @@ def compile_filter(filt: Filter, search: SearchOptions = SearchOptions()) -> Com
             clock.perf_counter() - start,
             digital,
         )
+    try:
+        runs: list[_Lowered] = []
+        failed: list[CainError] = []
+        costs = search.costs(level)
+        for k, options in enumerate(costs):
+            seconds = search.seconds if level == "bus" else None
+            end = None if seconds is None else start + seconds * (k + 1) / len(costs)
+            try:
+                runs.append(_lower(filt, options, level, runs, end))
+            except CainError as e:  # the other search's program may still be found
+                failed.append(e)
+        if not runs:
+            raise failed[0]
+        chosen = min(runs, key=lambda run: _length(_kernel(run.printed)))
+        for rival in runs:
+            if rival is not chosen:
+                _note_rival(_kernel(chosen.printed), rival)
+                chosen.ir["bus"] = str(chosen.printed)
+        c = CTarget().text(chosen.printed)
+    except XDSL_ERRORS as e:
+        raise CainError(str(e)) from None
+    kernel = _kernel(chosen.printed)
+    program = program_from_kernel(chosen.allocated)
+    ops = tuple(micro_ops_of(kernel)) if level == "bus" else None
+    return Compiled(
+        filt,
+        program,
+        c,
+        emit_kernel(kernel),
+        chosen.ir,
+        program.macros,
+        program.icws if ops is None else len(ops),
+        clock.perf_counter() - start,
+        level=level,
+        micro_ops=ops,
+    )
+
+
+@dataclass
+class _Lowered:
+    """One search's program through the passes: its IR text at each of `LEVELS`, its allocated kernel,
+    and the module the C is printed from (bus level, or the allocated macros)."""
+
+    cost: str
+    ir: dict[str, str]
+    allocated: KernelOp
+    printed: ModuleOp
+
+
+def _lower(
+    filt: Filter,
+    search: SearchOptions,
+    level: str,
+    done: Sequence[_Lowered] = (),
+    end: float | None = None,
+) -> _Lowered:
+    """`filt` through `search`, `regalloc` and, at bus level, `bus-synth` (at macro level `expand-bus`, for
+    the IR), each level verified; a program one of `done` holds already is not synthesised again. The
+    synthesis stops at `end` (a `perf_counter` instant) or its work budget."""
     ctx = _context()
     module = ModuleOp([filter_to_op(filt)])
     ir = {"goal": str(module)}
-    try:
-        search.search_pass().apply(ctx, module)
-        ir["scamp5"] = str(module)
-        RegallocPass().apply(ctx, module)
-        ir["allocated"] = str(module)
+    search.search_pass().apply(ctx, module)
+    ir["scamp5"] = str(module)
+    RegallocPass().apply(ctx, module)
+    ir["allocated"] = str(module)
+    program = program_from_kernel(_kernel(module))
+    same = [run for run in done if program_from_kernel(run.allocated) == program]
+    if same:
+        bus = same[0].printed.clone()
+    else:
         bus = module.clone()
-        ExpandBusPass().apply(ctx, bus)
+        seconds = None if end is None else max(0.0, end - clock.perf_counter())
+        lower = (
+            ExpandBusPass()
+            if level == "macro"
+            else BusSynthPass(beam=SYNTHESIS.beam, defer=SYNTHESIS.defer, work=SYNTHESIS.work, time=seconds)
+        )
+        lower.apply(ctx, bus)
         ensure_verified(_kernel(bus))
-        ir["bus"] = str(bus)
-        c = CTarget().text(module)
-    except XDSL_ERRORS as e:
-        raise CainError(str(e)) from None
-    kernel = _kernel(module)
-    program = program_from_kernel(kernel)
-    return Compiled(
-        filt, program, c, emit_kernel(kernel), ir, program.macros, program.icws, clock.perf_counter() - start
-    )
+    ir["bus"] = str(bus)
+    return _Lowered(search.cost or "macros", ir, _kernel(module), bus if level == "bus" else module)
+
+
+def _length(kernel: KernelOp) -> tuple[int, int, int]:
+    """What makes a bus-level program better: fewer ICWs, then fewer bus2 and bus3 (the noisiest), then
+    fewer macros."""
+    found = kernel.counts
+    return (found["icws"], found.get("bus2", 0) + found.get("bus3", 0), found.get("macros", 0))
+
+
+def _note_rival(kernel: KernelOp, rival: _Lowered) -> None:
+    """Record on the printed `kernel` the counts of the other search's program (prefixed as in
+    `SEARCHES`), which the C header reports (`cain.backend.emit_c.rival_lines`)."""
+    theirs = _kernel(rival.printed).counts
+    prefix = SEARCHES[rival.cost]
+    found = {"macros": theirs["macros"], "icws": theirs["icws"], "expansion_icws": theirs["expansion_icws"]}
+    for key, value in found.items():
+        kernel.attributes[f"{prefix}_{key}"] = IntegerAttr(value, 64)
 
 
 def _kernel(module: ModuleOp) -> KernelOp:
@@ -314,11 +455,14 @@ def compile(
     time: float | None = None,
     seed: int = 0,
     workers: int = 1,
-    cost: str = "macros",
+    cost: str | None = None,
+    level: str = DEFAULT_LEVEL,
     **weights_options: Any,
 ) -> Compiled:
     """Compile one filter (see `read_filters` for the sources and `weights_options`) to verified SCAMP-5
-    code. Without `budget` (search nodes, deterministic) or `time` (seconds), the search runs 10 s."""
+    code: at `level` `bus` (the default) bus micro-ops optimised in ICWs, at `macro` SDK macros (see
+    `compile_filter`). Without `budget` (search nodes, deterministic) or `time` (seconds), the search runs
+    10 s."""
     filters = read_filters(
         source,
         registers=registers,
@@ -332,7 +476,7 @@ def compile(
         raise CainError(
             f"the source holds {len(filters)} filters ({names}); compile them with cain.compile_many"
         )
-    return compile_filter(filters[0], SearchOptions(budget, time, seed, workers, cost))
+    return compile_filter(filters[0], SearchOptions(budget, time, seed, workers, cost), level)
 
 
 # -- batches ---------------------------------------------------------------------------------------
@@ -456,8 +600,8 @@ def expand_sources(sources: Iterable[Any], **options: Any) -> list[BatchItem | t
     return expanded
 
 
-def _compile_job(filt: Filter, search: SearchOptions) -> Compiled:
-    return compile_filter(filt, search)
+def _compile_job(filt: Filter, search: SearchOptions, level: str) -> Compiled:
+    return compile_filter(filt, search, level)
 
 
 def compile_many(
@@ -470,7 +614,8 @@ def compile_many(
     time: float | None = None,
     seed: int = 0,
     workers: int = 1,
-    cost: str = "macros",
+    cost: str | None = None,
+    level: str = DEFAULT_LEVEL,
     on_done: Callable[[BatchItem], None] | None = None,
     **options: Any,
 ) -> Batch:
@@ -478,7 +623,8 @@ def compile_many(
     `read_filters`) in parallel: on `executor` (any `concurrent.futures.Executor`, e.g. a Dask client's
     `get_executor()`), else on `jobs` local processes (default: every core). A filter that fails is
     reported with its error in the result and does not stop the others. `progress`: a tqdm bar on
-    stderr (default: when stderr is a terminal)."""
+    stderr (default: when stderr is a terminal). `level` as for `compile`."""
+    check_level(level)
     search = SearchOptions(budget, time, seed, workers, cost)
     items = expand_sources(sources, **options)
     batch = Batch([i if isinstance(i, BatchItem) else BatchItem(i[1].name, i[0]) for i in items])
@@ -490,9 +636,9 @@ def compile_many(
         futures: dict[Future, int] = {}
         for k, filt in todo:
             if pool is None:
-                _finish(batch.items[k], lambda filt=filt: compile_filter(filt, search), bar, on_done)
+                _finish(batch.items[k], lambda filt=filt: compile_filter(filt, search, level), bar, on_done)
             else:
-                futures[pool.submit(_compile_job, filt, search)] = k
+                futures[pool.submit(_compile_job, filt, search, level)] = k
         for future in as_completed(futures):
             _finish(batch.items[futures[future]], future.result, bar, on_done)
     finally:

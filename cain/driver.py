@@ -1,6 +1,7 @@
 """`cain`: the command for people (as `clang` beside `opt`; `cain-opt` stays the IR tool).
 
-cain k.cain -o k.c                     compile one filter to verified C; counts and error on stderr
+cain k.cain -o k.c                     compile one filter to verified C (bus level; --level macro for SDK
+                                       macros); counts and error on stderr
 cain batch DIR|FILE... -o all.c        compile many filters in parallel, one C file and a summary table
 cain picture k.cain -o k.png           the kernels, as written and approximated, and the program on a photo
 """
@@ -14,7 +15,7 @@ from concurrent.futures import Executor
 from contextlib import contextmanager
 from pathlib import Path
 
-from cain.api import Batch, Compiled, compile, compile_many
+from cain.api import DEFAULT_LEVEL, OUTPUT_LEVELS, Batch, Compiled, compile, compile_many
 from cain.cli import add_override_arguments, overrides_from_args
 from cain.diagnostics import CainError
 from cain.model.approx import format_fraction
@@ -30,7 +31,18 @@ def _search_arguments(parser: argparse.ArgumentParser) -> None:
     )
     group.add_argument("--seed", type=int, default=0, help="seed of the search (default 0)")
     group.add_argument("--workers", type=int, default=1, help="search processes per filter (default 1)")
-    group.add_argument("--cost", choices=("macros", "icws"), default="macros", help="what to minimise")
+    group.add_argument(
+        "--cost",
+        choices=("macros", "icws"),
+        help="what the search minimises (default: at bus level both, the program of fewer ICWs kept; "
+        "at macro level macros)",
+    )
+    parser.add_argument(
+        "--level",
+        choices=OUTPUT_LEVELS,
+        default=DEFAULT_LEVEL,
+        help=f"the C: bus micro-ops optimised in ICWs, or the SDK's macros (default {DEFAULT_LEVEL})",
+    )
     add_override_arguments(parser)
 
 
@@ -42,15 +54,22 @@ def _search_options(args: argparse.Namespace) -> dict[str, object]:
         "seed": args.seed,
         "workers": args.workers,
         "cost": args.cost,
+        "level": args.level,
         **overrides_from_args(args),
     }
 
 
 def summary(result: Compiled) -> str:
-    """`gauss3x3: 10 macros, 32 ICWs, depth 4; approximation error blur 0; verified`."""
+    """`gauss3x3: 8 ICWs at bus level (10 macros, 32 ICWs expanded), depth 4; approximation error blur 0;
+    verified`, or at macro level `gauss3x3: 10 macros, 32 ICWs, depth 4; ...`."""
     errors = ", ".join(f"{k} {format_fraction(e)} (~{float(e):.3g})" for k, e in result.errors.items())
+    length = f"{result.macros} macros, {result.icws} ICWs"
+    if result.micro_ops is not None:
+        length = (
+            f"{result.icws} ICWs at bus level ({result.macros} macros, {result.program.icws} ICWs expanded)"
+        )
     return (
-        f"{result.name}: {result.macros} macros, {result.icws} ICWs, depth {result.depth}; "
+        f"{result.name}: {length}, depth {result.depth}; "
         f"approximation error {errors}; verified (symbolically and in the simulator)"
     )
 
@@ -70,7 +89,10 @@ def _parser(prog: str, description: str, inputs: str, output: str, *, required: 
 def _compile_parser() -> argparse.ArgumentParser:
     description = (
         "Compile a filter (.cain, .json, .mlir with one convolution, .onnx with one conv layer) to verified C "
-        "for the SCAMP-5d SDK. Subcommands: `cain batch ...` compiles many filters, `cain picture ...` draws "
+        "for the SCAMP-5d SDK: by default bus micro-ops, optimised in ICWs (the searches in ICWs and in "
+        "macros each get 30% of the time, the bus-level synthesis of their plans the rest, and the program "
+        "of fewer ICWs is printed); --level macro prints the "
+        "SDK's macros. Subcommands: `cain batch ...` compiles many filters, `cain picture ...` draws "
         "what a filter does (see `cain batch --help`, `cain picture --help`)."
     )
     return _parser("cain", description, "input", "write the C here (default: stdout)", required=False)

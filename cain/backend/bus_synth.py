@@ -19,8 +19,9 @@ NEWS only when the op reads no NEWS-family register.
 
 from __future__ import annotations
 
+import time
 from collections.abc import Callable, Iterable, Sequence
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from itertools import combinations, product
 
 from cain.backend.regalloc import allocate
@@ -153,6 +154,35 @@ class Options:
     defer: tuple[str, ...] = ("shared", "single", "none")
     """Which values may be inlined into their consumers, per run of the search (`DEFERRALS`): `synthesize_ops`
     runs it once per mode and keeps the shortest program."""
+    work: int | None = None
+    """Most states the beam search may build over all its runs (deterministic); None: no limit."""
+    deadline: float | None = None
+    """A `time.perf_counter()` instant at which the search stops; None: none."""
+
+
+WORK = 50_000
+"""The work budget (states built) of the synthesis that scores plans under `cost=icws` and lowers them in
+the default compile: a 25-step plan of AnalogNet2 takes 7,600 (1.4 s on a loaded machine), so it bounds
+only plans of about a hundred steps and more, which then keep the macros' own expansion."""
+
+
+class Budget:
+    """What a synthesis may still spend: states built (`Options.work`) and time (`Options.deadline`), checked
+    once per state expanded. `stopped` says whether it ran out."""
+
+    def __init__(self, options: Options):
+        self.left = options.work
+        self.deadline = options.deadline
+        self.stopped = False
+
+    def spend(self, states: int) -> bool:
+        """Count `states` built; whether the budget still holds."""
+        if self.left is not None:
+            self.left -= states
+            self.stopped = self.stopped or self.left < 0
+        if self.deadline is not None and not self.stopped:
+            self.stopped = time.perf_counter() >= self.deadline
+        return not self.stopped
 
 
 DEFERRALS = ("shared", "single", "none")
@@ -190,10 +220,13 @@ class _Synth:
     program's instructions (`Program.last_uses`): copies are folded into their readers and equal steps
     merged, so a value's last reader is another step, often of another value (the copy's source)."""
 
-    def __init__(self, plan: Plan, registers: Sequence[str], options: Options, mode: str):
+    def __init__(
+        self, plan: Plan, registers: Sequence[str], options: Options, mode: str, budget: Budget | None = None
+    ):
         if mode not in DEFERRALS:
             raise ValueError(f"unknown deferral mode {mode!r} (choose from {', '.join(DEFERRALS)})")
         self.plan, self.names, self.options, self.mode = plan, tuple(registers), options, mode
+        self.budget = budget or Budget(options)
         self.index = {r: i for i, r in enumerate(self.names)}
         steps = plan.steps
         last: dict[int, int] = {}
@@ -229,6 +262,7 @@ class _Synth:
         return out if all(abs(c) == 1 for _, c in out) else None
 
     def run(self) -> list[MicroOp] | None:
+        """The shortest program the beam found; None if it found none or its budget ran out."""
         regs: list[tuple[int, int] | None] = [None] * len(self.names)
         for v, reg in self.plan.inputs:
             regs[self.index[reg]] = (v, 1)
@@ -236,7 +270,10 @@ class _Synth:
         for i, step in enumerate(self.plan.steps):
             children: dict[object, _State] = {}
             for state in states:
-                for child in self.advance(state, i, step):
+                grown = self.advance(state, i, step)
+                if not self.budget.spend(len(grown) + 1):
+                    return None
+                for child in grown:
                     k = child.key()
                     old = children.get(k)
                     if old is None or (child.icws, child.bus2) < (old.icws, old.bus2):
@@ -627,6 +664,7 @@ def synthesize_ops(
     registers: Sequence[str],
     options: Options = Options(),
     accept: Callable[[list[MicroOp]], bool] | None = None,
+    budget: Budget | None = None,
 ) -> list[MicroOp] | None:
     """Micro-ops computing `program`'s outputs in their registers, by the beam search; None if it found
     none (e.g. too few registers for its patterns) or none that `accept` takes. Not yet verified.
@@ -634,13 +672,15 @@ def synthesize_ops(
     The search runs deferring every value it can, only single-use values, and none (the beam's ranking
     cannot tell which pays off) and keeps the shortest; when none finds a program, it runs again on the
     plan with copies kept as steps of their own and equal steps not merged: the plan's own register use,
-    which fits."""
+    which fits. All runs share `budget` (by default `Options.work` and `deadline`): when it runs out, the
+    shortest program of the runs that ended is kept (`budget.stopped` says so)."""
+    budget = budget or Budget(options)
     best = None
     for plan in (linear_plan(program), linear_plan(program, fold_copies=False, merge=False)):
         for mode in options.defer:
-            if mode == "shared" and len(plan.steps) > SHARED_STEPS:
+            if budget.stopped or (mode == "shared" and len(plan.steps) > SHARED_STEPS):
                 continue
-            ops = _Synth(plan, registers, options, mode).run()
+            ops = _Synth(plan, registers, options, mode, budget).run()
             if (
                 ops is not None
                 and (accept is None or accept(ops))
@@ -683,18 +723,43 @@ class BusProgram:
     """False when the macros' own expansion was kept (shorter, or synthesis found nothing that verifies)."""
     plain: list[MicroOp]
     """The macros' own expansion, for comparison."""
+    stopped: bool = False
+    """Whether the synthesis ran out of its budget (`Options.work` or `deadline`): `ops` is then the shortest
+    program found before, or the expansion."""
 
     @property
     def expansion_icws(self) -> int:
         return len(self.plain)
 
 
+DONE: dict[str, BusProgram] = {}
+"""Syntheses that ended within their budget, by their program, filter and options (but the deadline, which
+does not change a result that ended): the default compile lowers the plan the search in ICWs has scored."""
+DONE_SIZE = 64
+"""Most syntheses `DONE` keeps (the oldest go first)."""
+
+
 def synthesize(program: Program, filter: Filter, options: Options = Options()) -> BusProgram:
     """The shortest verified micro-op program for an allocated `program`: the beam search's shortest that
     is no noisier than the macros' expansion at any output (`Options.noise`), or that expansion when it is
-    no longer or the search's does not verify. An unallocated program is allocated first."""
+    no longer or the search's does not verify (or the budget ran out before any run ended). An unallocated
+    program is allocated first. A synthesis that ended within its budget is remembered (`DONE`)."""
     if not program.registers:
         program = allocate(program, filter.registers)
+    noise = options.noise and (options.noise.sigma, options.noise.extra, options.noise.seed)  # not its rng
+    key = repr((program, filter, replace(options, deadline=None, noise=None), noise))
+    if key not in DONE:
+        result = _synthesize(program, filter, options)
+        if result.stopped:
+            return result
+        DONE[key] = result
+        while len(DONE) > DONE_SIZE:
+            del DONE[next(iter(DONE))]
+    return DONE[key]
+
+
+def _synthesize(program: Program, filter: Filter, options: Options) -> BusProgram:
+    """`synthesize` on an allocated `program`, every time."""
     plain = expansion(program)
     within = options.max_bus2 is None or noisy_ops(plain) <= options.max_bus2
     noise = options.noise if within else None  # over the bus2 cap, the expansion is no choice
@@ -702,11 +767,12 @@ def synthesize(program: Program, filter: Filter, options: Options = Options()) -
     def quiet(ops: list[MicroOp]) -> bool:
         return noise is None or not noisier(ops, plain, filter, noise)
 
-    ops = synthesize_ops(program, filter.registers, options, quiet)
+    budget = Budget(options)
+    ops = synthesize_ops(program, filter.registers, options, quiet, budget)
     if ops is not None and (len(ops) < len(plain) or not within):
         try:
             verify_bus(ops, filter, images=1, size=24)
-            return BusProgram(ops, True, plain)
+            return BusProgram(ops, True, plain, budget.stopped)
         except VerificationError:
             pass
     if not within:
@@ -714,4 +780,4 @@ def synthesize(program: Program, filter: Filter, options: Options = Options()) -
             f"kernel @{filter.name}: no program found with at most {options.max_bus2} bus2/bus3 micro-ops "
             f"(the macros' expansion has {noisy_ops(plain)}); raise max-bus2"
         )
-    return BusProgram(plain, False, plain)
+    return BusProgram(plain, False, plain, budget.stopped)

@@ -115,8 +115,15 @@ def simulate_kernel(
     """Run a `scamp5.kernel` op (macro level, allocated or not, or bus level) on `images`
     (`[channel, (image,) row, column]`); its outputs in output order."""
     if kernel.is_bus_level:
-        filt = kernel.filter
-        inputs = dict(zip((r for _, r in filt.inputs), np.asarray(images, dtype=np.float64), strict=True))
-        outputs = [k.register for k in filt.kernels]
-        return simulate_bus(micro_ops_of(kernel), inputs, outputs, noise=noise, seed=seed)
+        return simulate_micro_ops(micro_ops_of(kernel), kernel.filter, images, noise, seed)
     return simulate(program_from_kernel(kernel), images, noise=noise, seed=seed)
+
+
+def simulate_micro_ops(
+    ops: Iterable[MicroOp], filt: Filter, images: np.ndarray, noise: Noise | None = None, seed: int = 0
+) -> list[np.ndarray]:
+    """Run `filt`'s bus micro-ops `ops` on `images` (`[channel, (image,) row, column]`, each channel in its
+    input register); its outputs in output order."""
+    inputs = dict(zip((r for _, r in filt.inputs), np.asarray(images, dtype=np.float64), strict=True))
+    outputs = [k.register for k in filt.kernels]
+    return simulate_bus(list(ops), inputs, outputs, noise=noise, seed=seed)

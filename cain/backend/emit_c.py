@@ -99,7 +99,26 @@ def kernel_comment(kernel: KernelOp) -> list[str]:
     )
     if counts.get("expansion_icws", len(kinds)) != len(kinds):
         lines.append(f"optimised at bus level: the macros would expand to {counts['expansion_icws']} ICWs")
-    return lines
+    if counts.get("synthesis_stopped"):
+        plain = counts.get("expansion_icws") == len(kinds)
+        kept = "the macros' own expansion" if plain else "the shortest program found by then"
+        lines.append(f"bus-level synthesis stopped at its budget (time or work): {kept}, verified")
+    return lines + rival_lines(counts)
+
+
+RIVALS = {"icw_search": ("ICW", "macro"), "macro_search": ("macro", "ICW")}
+"""The prefix of the other program's counts -> (the search that found it, the one that found this one)."""
+
+
+def rival_lines(counts: dict[str, int]) -> list[str]:
+    """Which search's program was printed, when `cain` ran the search in ICWs and the one in macros and
+    kept the program of fewer ICWs (`cain.api.compile_filter`), and the other's counts."""
+    for prefix, (theirs, ours) in RIVALS.items():
+        if f"{prefix}_icws" in counts:
+            macros, icws, expanded = (counts[f"{prefix}_{k}"] for k in ("macros", "icws", "expansion_icws"))
+            line = f"chosen: the {ours} search's program, over the {theirs} search's: {macros} macros, "
+            return [f"{line}{icws} ICWs at bus level ({expanded} expanded)"]
+    return []
 
 
 def micro_op_kinds(kernel: KernelOp) -> list[str]:

@@ -3,13 +3,18 @@ plans as on the hand-written ones, in the simulator as well as symbolically, and
 
 import numpy as np
 import pytest
+from cain.dialects.scamp5 import KernelOp
+from cain.passes.bus_synth import BusSynthPass
 from handwritten import gauss3_all, gauss3_basic, gauss3_filter
 from hypothesis import HealthCheck, assume, given, settings
 from hypothesis import strategies as st
+from xdsl.context import Context
+from xdsl.dialects.builtin import ModuleOp
 
 from cain.backend.bus_synth import (
     DEFERRALS,
     NEWS_FAMILY,
+    WORK,
     Options,
     expansion,
     linear_plan,
@@ -17,6 +22,8 @@ from cain.backend.bus_synth import (
     synthesize,
     synthesize_ops,
 )
+from cain.backend.convert import kernel_from_program, micro_ops_of
+from cain.backend.emit_c import CTarget
 from cain.backend.regalloc import allocate
 from cain.backend.sim import Noise, correlate, output_noise, random_images, simulate_bus
 from cain.backend.verify import verify_bus
@@ -156,6 +163,50 @@ def test_max_bus2_caps_the_noisy_micro_ops():
     assert sum(op.kind != "bus" for op in capped.ops) <= 4
     with pytest.raises(ValueError, match="at most 3 bus2"):
         synthesize(p, f, Options(max_bus2=3))  # four halvings need four
+
+
+def test_the_pass_runs_the_deferral_modes_asked_for():
+    """`bus-synth{defer=single,none}` is the synthesis `Options(defer=...)` gives; an unknown mode is named."""
+    f = gauss3_filter("A")
+    p = allocate(gauss3_all(), f.registers)
+    module = ModuleOp([kernel_from_program(p, f)])
+    BusSynthPass(defer=("single", "none")).apply(Context(), module)
+    (kernel,) = [op for op in module.walk() if isinstance(op, KernelOp)]
+    assert micro_ops_of(kernel) == synthesize(p, f, Options(defer=("single", "none"))).ops
+    with pytest.raises(CainError, match=r"unknown defer= mode 'all' \(choose from shared, single, none\)"):
+        BusSynthPass(defer=("all",)).apply(Context(), ModuleOp([kernel_from_program(p, f)]))
+
+
+def test_out_of_its_work_budget_the_synthesis_keeps_the_verified_expansion():
+    """A synthesis that may build one state stops before any run ends: the macros' own expansion, marked
+    stopped; one within `WORK` ends as without a budget (work counts states: no clock involved), and is
+    remembered whatever the deadline."""
+    f = gauss3_filter("B")
+    p = allocate(gauss3_all(), f.registers)
+    cut = synthesize(p, f, Options(work=1))
+    assert (cut.ops, cut.synthesized, cut.stopped) == (expansion(p), False, True)
+    verify_bus(cut.ops, f)
+    free = synthesize(p, f, Options(defer=("single", "none")))
+    bounded = synthesize(p, f, Options(defer=("single", "none"), work=WORK))
+    assert (bounded.ops, bounded.stopped) == (free.ops, False) and free.synthesized
+    # a synthesis that ended is remembered; one cut short is not (a larger budget may do better)
+    again = Options(defer=("single", "none"), work=WORK, deadline=0.0)
+    assert synthesize(p, f, again) is bounded and synthesize(p, f, Options(work=1)) is not cut
+
+
+def test_the_pass_out_of_its_work_budget_prints_the_expansion_and_says_so():
+    """`bus-synth{work=1}`: the kernel is the expansion, verified, and its C header says the synthesis
+    stopped at its budget."""
+    f = gauss3_filter("B")
+    p = allocate(gauss3_all(), f.registers)
+    module = ModuleOp([kernel_from_program(p, f)])
+    BusSynthPass(work=1).apply(Context(), module)
+    (kernel,) = [op for op in module.walk() if isinstance(op, KernelOp)]
+    assert micro_ops_of(kernel) == expansion(p) and kernel.counts["synthesis_stopped"] == 1
+    verify_bus(micro_ops_of(kernel), f)
+    assert "bus-level synthesis stopped at its budget (time or work): the macros' own expansion" in (
+        CTarget().text(module)
+    )
 
 
 # -- random plans ------------------------------------------------------------------------------------

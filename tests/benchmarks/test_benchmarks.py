@@ -389,6 +389,10 @@ def test_compile_time_runs_side_by_side_with_a_baseline(tmp_path, capsys):
         assert set(entry["runs"]) == set(record["versions"])
         assert all(run["status"] == 0 and run["seconds"] > 0 for run in entry["runs"].values())
     assert "| box3x3.cain" in capsys.readouterr().out
+    assert compile_time.main([files[0], "--driver", "cain", "--budget", "20", "--out", str(tmp_path), "--quiet"]) == 0
+    (entry,) = common.read_results(tmp_path)["files"]
+    assert entry["runs"]["current"]["status"] == 0 and entry["runs"]["current"]["icws"] > 0
+    assert "`cain FILE --budget 20`" in capsys.readouterr().out
     with pytest.raises(SystemExit):
         compile_time.main([str(tmp_path / "nothing.cain"), "--out", str(tmp_path)])
     assert "no such file" in capsys.readouterr().err

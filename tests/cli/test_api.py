@@ -1,12 +1,14 @@
 """The Python API: `cain.compile` from files, text and arrays, the result's IR, counts and simulation,
 errors as the command line prints them, conv layers from ONNX and linalg IR, and `cain.compile_many`."""
 
+import dataclasses
 import re
 from fractions import Fraction
 from pathlib import Path
 
 import numpy as np
 import pytest
+from sdk_stand_in import CXX, SIZE, compile_and_run
 
 import cain
 from cain import cli
@@ -27,25 +29,46 @@ def gauss() -> cain.Compiled:
     return cain.compile(str(EXAMPLES / "gauss3x3.cain"), budget=300)
 
 
-def test_compile_a_file_gives_c_ir_counts_and_errors(gauss):
+@pytest.fixture(scope="module")
+def gauss_macros() -> cain.Compiled:
+    return cain.compile(str(EXAMPLES / "gauss3x3.cain"), budget=300, level="macro")
+
+
+def test_compile_a_file_gives_c_ir_counts_and_errors(gauss, gauss_macros):
     assert gauss.name == "gauss3x3" and gauss.depth == 4 and gauss.errors == {"blur": 0}
     assert list(gauss.ir) == ["goal", "scamp5", "allocated", "bus"]
     assert "goal.filter @gauss3x3" in gauss.ir["goal"] and "scamp5.bus" in gauss.ir["bus"]
-    assert gauss.macros == gauss.program.macros == gauss.c.count(";") - 3  # using ...; begin; end
+    assert gauss.level == "bus" and gauss.macros == gauss.program.macros
     assert len(re.findall(r"= scamp5\.\w+ ", gauss.ir["allocated"])) == gauss.macros
+    assert gauss.icws == len(gauss.micro_ops) == gauss.c.count(";") - 3  # using ...; begin; end
+    assert [f"{op};" for op in gauss.micro_ops] == re.findall(r"^ +(bus\w*\(.*\);)", gauss.c, re.MULTILINE)
     assert f"icws = {gauss.icws}" in gauss.ir["bus"] and "void gauss3x3(void)" in gauss.c
+    assert gauss.icws < gauss_macros.icws  # never longer than the macro program expanded
+    assert gauss_macros.level == "macro" and gauss_macros.micro_ops is None
+    assert gauss_macros.macros == gauss_macros.c.count(";") - 3 and "scamp5.bus" in gauss_macros.ir["bus"]
+    with pytest.raises(cain.CainError, match=r"unknown level 'macros' \(choose from bus, macro\)"):
+        cain.compile(str(EXAMPLES / "gauss3x3.cain"), budget=10, level="macros")
 
 
-def test_the_api_and_cain_opt_give_the_same_program(gauss, tmp_path, capsys):
-    """The allocated IR the API keeps is what cain-opt emits the API's C from."""
-    saved = tmp_path / "gauss.mlir"
-    saved.write_text(gauss.ir["allocated"])
-    assert cli.main([str(saved), "-p", "emit"]) == 0
-    assert capsys.readouterr().out == gauss.c
-    assert (
-        cli.main([str(EXAMPLES / "gauss3x3.cain"), "-p", "search{budget=300 quiet=true},regalloc,emit"]) == 0
-    )
-    assert capsys.readouterr().out == gauss.c
+def test_the_api_and_cain_opt_give_the_same_program(gauss, gauss_macros, tmp_path, capsys):
+    """The IR the API keeps is what cain-opt emits the API's C from; at macro level the API runs
+    `search,regalloc,emit`, and at bus level its program is the shorter of the two pipelines' with
+    `bus-synth`, in the search in ICWs and in macros, each with the node budget."""
+    for compiled, level in ((gauss, "bus"), (gauss_macros, "allocated")):
+        saved = tmp_path / "gauss.mlir"
+        saved.write_text(compiled.ir[level])
+        assert cli.main([str(saved), "-p", "emit"]) == 0
+        assert capsys.readouterr().out == compiled.c
+    kernel = str(EXAMPLES / "gauss3x3.cain")
+    assert cli.main([kernel, "-p", "search{budget=300 quiet=true},regalloc,emit"]) == 0
+    assert capsys.readouterr().out == gauss_macros.c
+    lengths = []
+    for cost in ("icws", "macros"):
+        pipeline = f"search{{budget=300 cost={cost} quiet=true}},regalloc,bus-synth,emit"
+        assert cli.main([kernel, "-p", pipeline]) == 0
+        lengths.append(int(re.search(r"(\d+) ICWs \(bus", capsys.readouterr().out)[1]))
+    assert gauss.icws == min(lengths)
+    assert re.search(r"chosen: the (ICW|macro) search's program, over the (macro|ICW) search's", gauss.c)
 
 
 def test_simulate_computes_the_kernel_and_noise_perturbs_it(gauss):
@@ -57,6 +80,50 @@ def test_simulate_computes_the_kernel_and_noise_perturbs_it(gauss):
     assert np.allclose(noisy, gauss.simulate(picture, noise=1.0, seed=3))
     difference = np.abs(noisy - out)[INNER]
     assert 0.1 < difference.mean() < 20
+
+
+@pytest.mark.skipif(CXX is None, reason="no C++ compiler")
+def test_the_default_c_runs_the_kernel_against_the_sdk_stand_in(gauss, tmp_path):
+    """The bus-level C printed by default, compiled against the SDK stand-in, computes the kernel."""
+    pictures = np.stack([image(SIZE, 9)])
+    (out,) = compile_and_run(gauss.c, "gauss3x3", ["A"], ["A"], pictures, tmp_path)
+    expected = correlate(pictures, gauss.filter.kernels[0].goal, gauss.depth)
+    np.testing.assert_allclose(out[INNER[1:]], expected[INNER[1:]], atol=1e-9)
+
+
+CNN3 = """filter cnn3
+input  A
+output k0 -> A = 1/2 [0 0 0; 0 -1 0; 0 0 0]
+output k1 -> B = 1/2 [1 -1 0; -1 -1 -1; 1 -1 -1]
+output k2 -> C = 1/2 [0 1 0; 1 1 0; 1 -1 0]
+"""
+
+
+def test_the_default_bus_program_is_never_longer_than_the_macro_programs_expansion():
+    """On three 3x3 kernels: the printed bus-level program computes the kernels and is no longer than
+    the macro level's program expanded (the same search, node budget), and the header names both."""
+    bus = cain.compile(CNN3, budget=400)
+    macros = cain.compile(CNN3, budget=400, level="macro")
+    assert bus.icws <= macros.icws and bus.icws == len(bus.micro_ops)
+    chosen = re.search(r"chosen: the (\w+) search's program, over the \w+ search's: (\d+) macros", bus.c)
+    rival = macros.macros if chosen[1] == "ICW" else None
+    assert chosen and (rival is None or int(chosen[2]) == rival)
+    picture = image(seed=8)
+    np.testing.assert_allclose(bus.simulate(picture)[INNER], bus.exact(picture)[INNER], atol=1e-9)
+    only = cain.compile(CNN3, budget=400, cost="icws")
+    assert "chosen:" not in only.c and only.level == "bus"
+
+
+def test_the_default_out_of_its_synthesis_budget_prints_the_verified_expansion(monkeypatch):
+    """With a synthesis of one state (a node budget: no clock), each plan keeps the macros' own expansion,
+    the shorter is printed, the header says the synthesis stopped, and the program computes the kernel."""
+    monkeypatch.setattr(cain.api, "SYNTHESIS", dataclasses.replace(cain.api.SYNTHESIS, work=1))
+    cut = cain.compile(str(EXAMPLES / "gauss3x3.cain"), budget=300)
+    macros = cain.compile(str(EXAMPLES / "gauss3x3.cain"), budget=300, level="macro")
+    assert cut.icws == macros.icws == len(cut.micro_ops) == cut.program.icws
+    assert "bus-level synthesis stopped at its budget (time or work): the macros' own expansion" in cut.c
+    picture = image(seed=3)
+    np.testing.assert_allclose(cut.simulate(picture)[INNER], cut.exact(picture)[INNER], atol=1e-9)
 
 
 def test_compile_text_and_weight_tensors():

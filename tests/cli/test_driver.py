@@ -26,11 +26,20 @@ def test_compile_writes_verified_c_and_reports_counts_and_error(capsys, tmp_path
     assert status == 0 and out == ""
     c = out_file.read_text()
     assert c.startswith("#include <scamp5.hpp>") and "void gauss3x3(void)" in c
-    macros, icws = c.count(";") - 3, re.search(r"(\d+) ICWs", c)[1]
+    icws = c.count(";") - 3  # bus level: one line per ICW
+    macros, expanded = re.search(r"(\d+) macro instructions .*\n.* would expand to (\d+) ICWs", c).groups()
+    assert f" {icws} ICWs (bus micro-operations)" in c and icws < int(expanded)
     assert err.strip() == (
-        f"gauss3x3: {macros} macros, {icws} ICWs, depth 4; approximation error "
-        "blur 0 (~0); verified (symbolically and in the simulator)"
+        f"gauss3x3: {icws} ICWs at bus level ({macros} macros, {expanded} ICWs expanded), depth 4; "
+        "approximation error blur 0 (~0); verified (symbolically and in the simulator)"
     )
+
+
+def test_level_macro_writes_the_sdk_macros(capsys):
+    status, out, err = run(capsys, EXAMPLES / "gauss3x3.cain", "--budget", 300, "--level", "macro")
+    macros, icws = out.count(";") - 3, re.search(r"(\d+) ICWs", out)[1]
+    assert status == 0 and "div(" in out and "bus(" not in out and "chosen:" not in out
+    assert err.startswith(f"gauss3x3: {macros} macros, {icws} ICWs, depth 4;")
 
 
 def test_compile_to_stdout_with_options(capsys):
@@ -59,6 +68,8 @@ def test_errors_are_one_line_and_exit_1(capsys, tmp_path):
     )
     status, _, err = run(capsys, EXAMPLES / "gauss3x3.cain", "--cost", "nodes")
     assert status == 2 and "invalid choice: 'nodes'" in err
+    status, _, err = run(capsys, EXAMPLES / "gauss3x3.cain", "--level", "micro")
+    assert status == 2 and "invalid choice: 'micro' (choose from 'bus', 'macro')" in err
     status, _, err = run(capsys)
     assert status == 2 and "the following arguments are required: input" in err
 

@@ -9,7 +9,7 @@ import time
 from collections import deque
 from dataclasses import dataclass, replace
 
-from cain.backend.bus_synth import Options, synthesize
+from cain.backend.bus_synth import WORK, Options, synthesize
 from cain.diagnostics import CainError
 from cain.model.filter import Filter, Kernel
 from cain.model.program import Program
@@ -25,8 +25,9 @@ from cain.search.heuristic.kernel_by_kernel import kernel_by_kernel
 
 BUS_BEAM = 16
 """Beam width of the bus-level synthesis that scores each plan under `cost=icws` (the passes use more)."""
-BUS_OPTIONS = Options(beam=BUS_BEAM, defer=("single", "none"))
-"""How `cost=icws` scores a plan: a narrower beam than the passes', without the slowest deferral mode."""
+BUS_OPTIONS = Options(beam=BUS_BEAM, defer=("single", "none"), work=WORK)
+"""How `cost=icws` scores a plan: a narrower beam than the passes', without the slowest deferral mode, on a
+work budget (a plan too long for it scores as its expansion)."""
 BUS_TIES = 24
 """Under `cost=icws`, plans as short in macros as the best are kept too, up to this many per worker."""
 BUS_CANDIDATES = 8
@@ -247,7 +248,7 @@ class Worker:
                 if icws is None:
                     continue
             else:
-                ops = synthesize(done, self.filt, BUS_OPTIONS).ops
+                ops = synthesize(done, self.filt, replace(BUS_OPTIONS, deadline=self.hard_deadline)).ops
                 icws, noisy = len(ops), sum(op.kind != "bus" for op in ops)
             if best is None or (icws, done.macros) < best[0]:
                 best = ((icws, done.macros), done, program, noisy)
