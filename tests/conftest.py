@@ -26,6 +26,7 @@ SLOW_LIT = (
     "search/errors.cain",
     "bus-synth/synth.mlir",
     "emit/target_c.mlir",
+    "digital/neighbours.cain",
     "goal/roundtrip.mlir",
     "scamp5/roundtrip.mlir",
     "frontend/cli.mlir",

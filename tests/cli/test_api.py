@@ -50,6 +50,7 @@ def test_compile_a_file_gives_c_ir_counts_and_errors(gauss, gauss_macros):
         cain.compile(str(EXAMPLES / "gauss3x3.cain"), budget=10, level="macros")
 
 
+@pytest.mark.slow
 def test_the_api_and_cain_opt_give_the_same_program(gauss, gauss_macros, tmp_path, capsys):
     """The IR the API keeps is what cain-opt emits the API's C from; at macro level the API runs
     `search,regalloc,emit`, and at bus level its program is the shorter of the two pipelines' with
@@ -99,6 +100,7 @@ output k2 -> C = 1/2 [0 1 0; 1 1 0; 1 -1 0]
 """
 
 
+@pytest.mark.slow
 def test_the_default_bus_program_is_never_longer_than_the_macro_programs_expansion():
     """On three 3x3 kernels: the printed bus-level program computes the kernels and is no longer than
     the macro level's program expanded (the same search, node budget), and the header names both."""
@@ -126,6 +128,7 @@ def test_the_default_out_of_its_synthesis_budget_prints_the_verified_expansion(m
     np.testing.assert_allclose(cut.simulate(picture)[INNER], cut.exact(picture)[INNER], atol=1e-9)
 
 
+@pytest.mark.slow
 def test_compile_text_and_weight_tensors():
     text = "filter edge\noutput gx -> B = [-1 0 1; -2 0 2; -1 0 1]"
     from_text = cain.compile(text, budget=200)
@@ -180,6 +183,7 @@ def test_user_mistakes_raise_cain_error_with_the_command_line_message(tmp_path, 
             cain.compile(source, budget=10, **options)
 
 
+@pytest.mark.slow
 def test_compile_a_linalg_model(tmp_path):
     model = tmp_path / "model.mlir"
     model.write_text(
@@ -245,6 +249,7 @@ def test_onnx_conv_layer_computes_what_onnx_computes(tmp_path):
         cain.read_filters(onnx_model(weights, stride=2))
 
 
+@pytest.mark.slow
 def test_compile_many_reports_a_failing_filter_and_compiles_the_others(tmp_path):
     folder = tmp_path / "kernels"
     folder.mkdir()

@@ -105,6 +105,7 @@ def test_batch_compiles_a_directory_and_a_model_and_reports_failures(capsys, tmp
     assert any(line.startswith("| rgb_conv0 |") and "verified" in line for line in lines)
 
 
+@pytest.mark.slow
 def test_the_batch_c_holds_each_filters_function(capsys, tmp_path):
     """Each function of the batch file is headed by its filter's inputs and outputs."""
     c_file = tmp_path / "all.c"
@@ -118,6 +119,7 @@ def test_the_batch_c_holds_each_filters_function(capsys, tmp_path):
         assert all(f"output {k.name} in register {k.register}" in header for k in filt.kernels)
 
 
+@pytest.mark.slow
 def test_picture(capsys, tmp_path):
     pytest.importorskip("matplotlib")
     pytest.importorskip("skimage")
