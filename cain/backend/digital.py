@@ -23,6 +23,7 @@ from xdsl.dialects.builtin import ModuleOp
 
 from cain.backend.dreg_sim import from_planes, run_words, to_planes
 from cain.backend.sim import correlate
+from cain.backend.split import KERNEL_STORE
 from cain.diagnostics import CainError
 from cain.dialects.dreg import KernelOp
 from cain.model.dreg import (
@@ -688,19 +689,31 @@ def header_lines(program: DigitalProgram, channels: Sequence[str]) -> list[str]:
     return lines
 
 
-def emit_digital(program: DigitalProgram, channels: Sequence[str]) -> str:
-    """The C function of a digital program: its words between `scamp5_kernel_begin()` and `_end()`."""
+def word_kernels(words: Sequence[Word], limit: int = KERNEL_STORE) -> list[list[Word]]:
+    """`words` cut into the fewest SDK kernels of at most `limit` ICWs, of near equal length: the DREG file
+    (the direction flags included) keeps its values between kernels, so any cut runs as the whole does."""
+    n = max(1, -(-len(words) // limit))
+    size = max(1, -(-len(words) // n))
+    return [list(words[i : i + size]) for i in range(0, len(words), size)] or [[]]
+
+
+def emit_digital(program: DigitalProgram, channels: Sequence[str], limit: int = KERNEL_STORE) -> str:
+    """The C function of a digital program: its words between `scamp5_kernel_begin()` and `_end()`, as
+    several kernels (each moved to the heap once recorded) when they pass `limit` ICWs."""
     ident = re.sub(r"\W", "_", program.name)
     ident = ident if ident and not ident[0].isdigit() else f"_{ident}"
-    return "\n".join(
-        [
-            "/*",
-            *(f" * {line}".rstrip() for line in header_lines(program, channels)),
-            " */",
-            f"void {ident}(void) {{",
-            "    scamp5_kernel_begin();",
-            *(f"        {word}" for word in program.words),
-            "    scamp5_kernel_end();",
-            "}",
+    kernels = word_kernels(program.words, limit)
+    header = header_lines(program, channels)
+    if len(kernels) > 1:
+        sizes = ", ".join(str(len(k)) for k in kernels)
+        header += [
+            f"run as {len(kernels)} SDK kernels of {sizes} ICWs (at most {limit} each), one after the other;",
+            "the DREGs keep their values between them; each is moved to the heap once recorded (move_to_heap)",
         ]
-    )
+    lines = ["/*", *(f" * {line}".rstrip() for line in header), " */", f"void {ident}(void) {{"]
+    for k, words in enumerate(kernels):
+        heap = ["scamp5_kernel_api::move_to_heap(true);"] if len(kernels) > 1 else []
+        if heap:
+            lines.append(f"    // kernel {k + 1} of {len(kernels)}: {len(words)} ICWs")
+        lines += ["    scamp5_kernel_begin();", *(f"        {w}" for w in [*heap, *words]), "    scamp5_kernel_end();"]
+    return "\n".join([*lines, "}"])

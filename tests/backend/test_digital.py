@@ -165,6 +165,21 @@ def test_binary_neighbour_count_end_to_end():
     assert set(result.digital.dregs) <= {"R0", *FLAGS.values(), *(f"R{i}" for i in range(5, 12))}
 
 
+def test_a_program_past_the_kernel_store_runs_as_several_kernels():
+    """Past the limit the words are cut into the fewest kernels of at most `limit` ICWs, in order (the DREGs
+    keep their values between kernels, so the cut program runs the verified words); the header says so."""
+    result = cain.compile(NEIGHBOURS, budget=300)
+    program = result.digital
+    limit = len(program.words) // 3 + 1
+    kernels = digital.word_kernels(program.words, limit)
+    assert len(kernels) == 3 and all(len(k) <= limit for k in kernels)
+    assert [w for k in kernels for w in k] == program.words
+    c = digital.emit_digital(program, ["A"], limit)
+    assert c.count("scamp5_kernel_begin();") == 3 and c.count("move_to_heap(true);") == 3
+    assert "run as 3 SDK kernels of" in c
+    assert digital.emit_digital(program, ["A"]).count("scamp5_kernel_begin();") == 1
+
+
 def test_too_wide_for_the_dreg_file_is_a_clear_error():
     text = "option mode = digital\noption input_bits = 8\noutput B = [1 1 1; 1 1 1; 1 1 1]"
     with pytest.raises(CainError, match=r"needs \d+ DREGs at once, and the PE has 8 for data"):
