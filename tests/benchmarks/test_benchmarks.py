@@ -252,7 +252,7 @@ def test_approximation_experiment(tmp_path):
     assert "sparse: macros" in (tmp_path / "summary.md").read_text()
 
 
-@pytest.mark.slow
+@pytest.mark.long
 def test_scaling_experiment(tmp_path):
     assert scaling.main(["--samples", "1", "--max-kernels", "2", "--budget", "60", "--out", str(tmp_path),
                          "--quiet", "--no-plot"]) == 0
@@ -263,7 +263,7 @@ def test_scaling_experiment(tmp_path):
     assert not (tmp_path / "plot.png").exists()
 
 
-@pytest.mark.slow
+@pytest.mark.long
 def test_simultaneous_experiment(tmp_path):
     assert simultaneous.main(["--samples", "1", "--max-kernels", "2", "--budget", "40", "--out", str(tmp_path),
                               "--quiet", "--no-plot"]) == 0
