@@ -778,7 +778,8 @@ class Space:
     def split_forms(self, split: tuple[int, int]):
         """The lowers of the split `u = a + b` under every binary form (memoised): each part takes a
         term's sign and is moved back by the form's offset when the term is shifted. Per form and
-        operand order: the lowers at the offset bringing the parts nearest the origin (`main`), and the
+        operand order: the lowers at the offset bringing the parts nearest the origin (`main`, with the lowers
+        reading one value twice where the moved part is the kept part moved, `_one_value`), and the
         signed parts (`others`), from which `other_forms` makes the other offsets' lowers on demand; and the
         translation patterns of the parts `others` move and the parts they keep in place, so a bag where
         `other_forms` can find nothing is passed over with two set tests; and every lower of `main`."""
