@@ -30,16 +30,20 @@ def test_two_kernels_in_three_registers_add_their_common_part_once():
     check(done[0], f)
 
 
+def _second_over_first(k0: str, k1: str):
+    """A filter of kernels `k0` into B and `k1` into C in registers A to D; the filter of `k1` alone in A, C
+    and D; and `k0`'s goal as a kernel built before it, kept in B."""
+    f = parse_filter(
+        f"filter two\ninput A\noutput k0 -> B = {k0}\noutput k1 -> C = {k1}\noption registers = A B C D\n",
+        "two.cain",
+    )
+    return f, replace(f, kernels=(f.kernels[1],), registers=("A", "C", "D")), (("B", f.kernels[0].goal),)
+
+
 def test_a_kernel_starts_from_one_built_before_it():
     """A kernel that is one built before it, moved, with a count less, adds that kernel once and builds only
     the difference; allocated with the earlier kernel kept in its register, it computes both."""
-    f = parse_filter(
-        "filter two\ninput A\noutput k0 -> B = 1/4 [3 1 2; 1 3 1; 2 1 3]\n"
-        "output k1 -> C = 1/4 [0 3 1 2; 0 1 3 1; 0 2 1 2]\noption registers = A B C D\n",
-        "two.cain",
-    )
-    sub = replace(f, kernels=(f.kernels[1],), registers=("A", "C", "D"))
-    bases = (("B", f.kernels[0].goal),)
+    f, sub, bases = _second_over_first("1/4 [3 1 2; 1 3 1; 2 1 3]", "1/4 [0 3 1 2; 0 1 3 1; 0 2 1 2]")
     alone = constructive(sub, "all", [0], 0, 0, bases=bases)
     shared = constructive(sub, "all", [0], 0, 0, sharing=True, bases=bases)
     assert shared.macros < alone.macros
@@ -53,13 +57,7 @@ def test_a_kernel_doubles_what_is_left_after_one_built_before_it():
     """From the input halved in place, a kernel that is one built before it, moved, plus large counts at two
     positions adds that kernel once and builds the difference by doubling: shorter than either alone, and
     it computes the kernel with the earlier one kept."""
-    f = parse_filter(
-        "filter two\ninput A\noutput k0 -> B = 1/8 [7 5 6; 5 7 3; 6 5 7]\n"
-        "output k1 -> C = 1/8 [15 7 5 6; 0 5 7 3; 13 6 5 7]\noption registers = A B C D\n",
-        "two.cain",
-    )
-    sub = replace(f, kernels=(f.kernels[1],), registers=("A", "C", "D"))
-    bases = (("B", f.kernels[0].goal),)
+    f, sub, bases = _second_over_first("1/8 [7 5 6; 5 7 3; 6 5 7]", "1/8 [15 7 5 6; 0 5 7 3; 13 6 5 7]")
     names = (*sub.registers, "B")
 
     def build(doubling: bool, sharing: bool):
