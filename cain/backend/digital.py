@@ -13,6 +13,7 @@ fixed `bits` every value has that width and wraps modulo 2^bits.
 
 from __future__ import annotations
 
+import re
 from collections.abc import Sequence
 from dataclasses import dataclass
 from fractions import Fraction
@@ -699,8 +700,8 @@ def word_kernels(words: Sequence[Word], limit: int = KERNEL_STORE) -> list[list[
 def emit_digital(program: DigitalProgram, channels: Sequence[str], limit: int = KERNEL_STORE) -> str:
     """The C function of a digital program: its words between `scamp5_kernel_begin()` and `_end()`, as
     several kernels (each moved to the heap once recorded) when they pass `limit` ICWs."""
-    from cain.backend.emit_c import c_identifier  # here: emit_c imports this module
-
+    ident = re.sub(r"\W", "_", program.name)
+    ident = ident if ident and not ident[0].isdigit() else f"_{ident}"
     kernels = word_kernels(program.words, limit)
     header = header_lines(program, channels)
     if len(kernels) > 1:
@@ -709,7 +710,7 @@ def emit_digital(program: DigitalProgram, channels: Sequence[str], limit: int = 
             f"run as {len(kernels)} SDK kernels of {sizes} ICWs (at most {limit} each), one after the other;",
             "the DREGs keep their values between them; each is moved to the heap once recorded (move_to_heap)",
         ]
-    lines = ["/*", *(f" * {line}".rstrip() for line in header), " */", f"void {c_identifier(program.name)}(void) {{"]
+    lines = ["/*", *(f" * {line}".rstrip() for line in header), " */", f"void {ident}(void) {{"]
     for k, words in enumerate(kernels):
         heap = ["scamp5_kernel_api::move_to_heap(true);"] if len(kernels) > 1 else []
         if heap:
