@@ -28,6 +28,8 @@ SLOW_LIT = (
     "emit/target_c.mlir",
     "digital/neighbours.cain",
     "goal/roundtrip.mlir",
+    "search/full_registers.cain",
+    "emit/split.mlir",
     "scamp5/roundtrip.mlir",
     "frontend/cli.mlir",
     "convert-linalg-to-goal/",
@@ -84,3 +86,11 @@ def pytest_collect_file(parent, file_path: Path):
     ):
         return LitFile.from_parent(parent, path=file_path)
     return None
+
+
+def pytest_collection_modifyitems(items):
+    """A `long` test is also `slow`, so that `-m "not slow"` (which replaces the default `-m 'not long'`)
+    leaves it out of the fast tier too."""
+    for item in items:
+        if item.get_closest_marker("long") is not None:
+            item.add_marker(pytest.mark.slow)

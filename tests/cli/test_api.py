@@ -222,6 +222,7 @@ def onnx_model(weights: np.ndarray, group: int = 1, bias: np.ndarray | None = No
     return helper.make_model(graph, opset_imports=[helper.make_opsetid("", 13)])
 
 
+@pytest.mark.slow
 def test_onnx_conv_layer_computes_what_onnx_computes(tmp_path):
     onnx = pytest.importorskip("onnx")
     from onnx.reference import ReferenceEvaluator

@@ -186,7 +186,7 @@ def test_cost_icws_scores_one_plan_of_each_length_then_the_shortest():
     assert chosen == ["21-2", "22-12", "25-1", "29-0"] + [f"21-{i}" for i in range(3, 2 + BUS_CANDIDATES)]
 
 
-@pytest.mark.parametrize("name", ["laplacian", "analognet2"])
+@pytest.mark.parametrize("name", ["laplacian", pytest.param("analognet2", marks=pytest.mark.slow)])
 def test_rounds_from_the_best_plans_path_rebuild_its_prefix_and_hand_over(name):
     """`restart_from_plan`: a round starts on the best plan's path with the plan's prefix (so a plan found
     from there is whole), and a round that exhausts its part of the space does not end the search."""
