@@ -18,6 +18,7 @@ its C is read back, counted and verified the same way (`benchmarks.cain_java`).
 
 from __future__ import annotations
 
+import argparse
 import dataclasses
 import json
 import math
@@ -45,6 +46,7 @@ from benchmarks.common import (
     machine_info,
     make_parser,
     markdown_table,
+    read_results,
     write_outputs,
 )
 from cain.frontend.kernel import parse_filter, parse_options
@@ -670,6 +672,30 @@ def draw_halves(rows: list[dict], versions: Sequence[str]):
     return draw
 
 
+def java_runs_from(
+    out: Path, args: argparse.Namespace, names: Sequence[str]
+) -> tuple[dict[str, Run], dict] | str:
+    """Cain-Java's runs of `names` recorded in an earlier run's `out` and the Java build that made them, or
+    what keeps them from standing in for a run at `args`' budget and workers."""
+    try:
+        record = read_results(out)
+    except (OSError, ValueError) as exc:
+        return f"--java-from {out}: cannot read its results ({exc})"
+    settings = record["settings"]
+    if "Cain-Java" not in record["versions"]:
+        return f"--java-from {out}: that run has no Cain-Java column"
+    if (settings["budget"]["seconds"], settings["workers"]) != (args.budget.seconds, args.workers):
+        return (
+            f"--java-from {out}: recorded at {settings['budget']['text']} and {settings['workers']} worker(s), "
+            f"not {args.budget} and {args.workers}"
+        )
+    runs = {row["filter"]: Run(**row["runs"]["Cain-Java"]) for row in record["rows"]}
+    missing = [n for n in names if n not in runs]
+    if missing:
+        return f"--java-from {out}: no Cain-Java run of {', '.join(missing)}"
+    return runs, {**record["machine"]["cain_java"], "recorded": f"{out} ({record['machine']['date']})"}
+
+
 def main(argv: Sequence[str] | None = None) -> int:
     parser = make_parser("suite", __doc__, samples=1, budget="5s", workers=2)
     parser.add_argument(
@@ -696,6 +722,16 @@ def main(argv: Sequence[str] | None = None) -> int:
         help=f"also run Cain-Java, from this checkout (default ${ENVIRONMENT}), built by benchmarks/java/build.sh",
     )
     parser.add_argument("--java-heap", default="8g", help="Cain-Java's largest heap (java -Xmx; default 8g)")
+    parser.add_argument(
+        "--java-only", action="store_true", help="with --java: run Cain-Java alone (to record its runs once)"
+    )
+    parser.add_argument(
+        "--java-from",
+        type=Path,
+        metavar="OUT",
+        help="take Cain-Java's runs from an earlier run's output directory (same budget and workers) instead of "
+        "running it again: they do not depend on Cain's code",
+    )
     parser.add_argument("--note", help="a line put at the top of the summary (what the run is for)")
     parser.add_argument("--list", action="store_true", help="list the suite and its split, and run nothing")
     args = parser.parse_args(argv)
@@ -717,6 +753,14 @@ def main(argv: Sequence[str] | None = None) -> int:
         and (not args.filters or f.name in args.filters)
     ]
     machine = machine_info()
+    if args.java_only and args.java is None:
+        parser.error("--java-only needs --java")
+    recorded = None
+    if args.java_from is not None:
+        found = java_runs_from(args.java_from, args, [f.name for f in chosen])
+        if isinstance(found, str):
+            parser.error(found)
+        recorded, machine["cain_java"] = found
     java = None
     if args.java is not None:
         if args.budget.seconds is None:
@@ -742,8 +786,11 @@ def main(argv: Sequence[str] | None = None) -> int:
                 ),
             )
             for tree in trees
+            if not args.java_only
         ]
-        if java is not None:
+        if recorded is not None:
+            runners.append(("Cain-Java", lambda entry, filt: recorded[entry.name]))
+        elif java is not None:
             runners.append(
                 (
                     "Cain-Java",
@@ -786,11 +833,14 @@ def main(argv: Sequence[str] | None = None) -> int:
             "of the search's processes. A status instead of macros: no verified program.\n"
         )
     ]
-    if java is not None:
+    if "cain_java" in machine:
+        built = machine["cain_java"]
         body.append(
-            f"Cain-Java: commit {java.commit[:10]} (github.com/ed741/cain, version 3.1), built by "
+            f"Cain-Java: commit {built['commit'][:10]} (github.com/ed741/cain, version 3.1), built by "
             "benchmarks/java/build.sh, heap at most "
-            f"{java.heap}, {args.workers} worker(s), {args.budget} per filter; its paper-era search (CGDS, "
+            f"{built['heap']}, {args.workers} worker(s), {args.budget} per filter"
+            + (f" (its runs recorded in {built['recorded']})" if "recorded" in built else "")
+            + "; its paper-era search (CGDS, "
             "PlanLength, Threshold 10 with the Pattern heuristic, the filter's registers and instruction set) "
             "on Cain's goals. Its programs are read from its C (one macro per SDK call), their ICWs are the "
             "macros' expansion in Cain's table, and each is verified; its `bus ICWs` are Cain's bus-synth "
