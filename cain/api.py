@@ -28,6 +28,7 @@ from cain.backend.convert import micro_ops_of, program_from_kernel, simulate_mic
 from cain.backend.digital import DigitalProgram, emit_digital, kernel_op
 from cain.backend.emit_c import CTarget, emit_kernel, emit_module
 from cain.backend.sim import Noise, shift, simulate
+from cain.backend.split import KERNEL_STORE
 from cain.backend.verify import ensure_verified
 from cain.diagnostics import CainError
 from cain.dialects import register_dialects
@@ -81,6 +82,14 @@ def check_level(level: str) -> None:
     """A CainError naming the choices for a `level` not in `OUTPUT_LEVELS`."""
     if level not in OUTPUT_LEVELS:
         raise CainError(f"unknown level '{level}' (choose from {', '.join(OUTPUT_LEVELS)})")
+
+
+def check_max_icws(max_icws: int) -> None:
+    """A CainError for a kernel size the SDK cannot record: at least one ICW, at most its whole store."""
+    if not 1 <= max_icws <= KERNEL_STORE:
+        raise CainError(
+            f"max-icws must be between 1 and {KERNEL_STORE} (the SDK's ICW store), not {max_icws}"
+        )
 
 
 @dataclass
@@ -307,7 +316,10 @@ class SearchOptions:
 
 
 def compile_filter(
-    filt: Filter, search: SearchOptions = SearchOptions(), level: str = DEFAULT_LEVEL
+    filt: Filter,
+    search: SearchOptions = SearchOptions(),
+    level: str = DEFAULT_LEVEL,
+    max_icws: int = KERNEL_STORE,
 ) -> Compiled:
     """Run `search` and `regalloc` on the goal IR of `filt`, keeping the IR after each pass, then at bus
     level `bus-synth` (else `expand-bus`, for the IR), and print the C (`CTarget`).
@@ -318,14 +330,16 @@ def compile_filter(
     other's is printed. Each level is verified once (`cain.backend.verify.remember`). With a time budget,
     each plan's synthesis ends by the end of its search's part of the budget (the first half, the second),
     keeping what it found by then or the macros' own expansion; with a node budget, by `SYNTHESIS.work`.
-    For the digital plane: the digital search, lowering and verification (`cain.backend.digital`)."""
+    For the digital plane: the digital search, lowering and verification (`cain.backend.digital`). A
+    program longer than `max_icws` is printed as several SDK kernels (`cain.backend.split`)."""
     check_level(level)
+    check_max_icws(max_icws)
     start = clock.perf_counter()
     if filt.encoding is not None:
         digital = compile_digital(
             filt, filt.encoding, budget=search.budget, seed=search.seed, time=search.time
         )
-        function = emit_digital(digital, [c for c, _ in filt.inputs])
+        function = emit_digital(digital, [c for c, _ in filt.inputs], max_icws)
         assert digital.plan is not None
         return Compiled(
             filt,
@@ -356,7 +370,7 @@ def compile_filter(
             if rival is not chosen:
                 _note_rival(_kernel(chosen.printed), rival)
                 chosen.ir["bus"] = str(chosen.printed)
-        c = CTarget().text(chosen.printed)
+        c = CTarget(max_icws=max_icws).text(chosen.printed)
     except XDSL_ERRORS as e:
         raise CainError(str(e)) from None
     kernel = _kernel(chosen.printed)
@@ -366,7 +380,7 @@ def compile_filter(
         filt,
         program,
         c,
-        emit_kernel(kernel),
+        emit_kernel(kernel, max_icws),
         chosen.ir,
         program.macros,
         program.icws if ops is None else len(ops),
@@ -457,12 +471,14 @@ def compile(
     workers: int = 1,
     cost: str | None = None,
     level: str = DEFAULT_LEVEL,
+    max_icws: int = KERNEL_STORE,
     **weights_options: Any,
 ) -> Compiled:
     """Compile one filter (see `read_filters` for the sources and `weights_options`) to verified SCAMP-5
     code: at `level` `bus` (the default) bus micro-ops optimised in ICWs, at `macro` SDK macros (see
     `compile_filter`). Without `budget` (search nodes, deterministic) or `time` (seconds), the search runs
-    10 s."""
+    10 s. `max_icws`: the most ICWs of one SDK kernel (default the SDK's whole store); a longer program
+    is printed as several kernels."""
     filters = read_filters(
         source,
         registers=registers,
@@ -476,7 +492,7 @@ def compile(
         raise CainError(
             f"the source holds {len(filters)} filters ({names}); compile them with cain.compile_many"
         )
-    return compile_filter(filters[0], SearchOptions(budget, time, seed, workers, cost), level)
+    return compile_filter(filters[0], SearchOptions(budget, time, seed, workers, cost), level, max_icws)
 
 
 # -- batches ---------------------------------------------------------------------------------------
@@ -600,8 +616,8 @@ def expand_sources(sources: Iterable[Any], **options: Any) -> list[BatchItem | t
     return expanded
 
 
-def _compile_job(filt: Filter, search: SearchOptions, level: str) -> Compiled:
-    return compile_filter(filt, search, level)
+def _compile_job(filt: Filter, search: SearchOptions, level: str, max_icws: int) -> Compiled:
+    return compile_filter(filt, search, level, max_icws)
 
 
 def compile_many(
@@ -616,6 +632,7 @@ def compile_many(
     workers: int = 1,
     cost: str | None = None,
     level: str = DEFAULT_LEVEL,
+    max_icws: int = KERNEL_STORE,
     on_done: Callable[[BatchItem], None] | None = None,
     **options: Any,
 ) -> Batch:
@@ -623,8 +640,9 @@ def compile_many(
     `read_filters`) in parallel: on `executor` (any `concurrent.futures.Executor`, e.g. a Dask client's
     `get_executor()`), else on `jobs` local processes (default: every core). A filter that fails is
     reported with its error in the result and does not stop the others. `progress`: a tqdm bar on
-    stderr (default: when stderr is a terminal). `level` as for `compile`."""
+    stderr (default: when stderr is a terminal). `level` and `max_icws` as for `compile`."""
     check_level(level)
+    check_max_icws(max_icws)
     search = SearchOptions(budget, time, seed, workers, cost)
     items = expand_sources(sources, **options)
     batch = Batch([i if isinstance(i, BatchItem) else BatchItem(i[1].name, i[0]) for i in items])
@@ -636,9 +654,14 @@ def compile_many(
         futures: dict[Future, int] = {}
         for k, filt in todo:
             if pool is None:
-                _finish(batch.items[k], lambda filt=filt: compile_filter(filt, search, level), bar, on_done)
+                _finish(
+                    batch.items[k],
+                    lambda filt=filt: compile_filter(filt, search, level, max_icws),
+                    bar,
+                    on_done,
+                )
             else:
-                futures[pool.submit(_compile_job, filt, search, level)] = k
+                futures[pool.submit(_compile_job, filt, search, level, max_icws)] = k
         for future in as_completed(futures):
             _finish(batch.items[futures[future]], future.result, bar, on_done)
     finally:

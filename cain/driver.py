@@ -16,6 +16,7 @@ from contextlib import contextmanager
 from pathlib import Path
 
 from cain.api import DEFAULT_LEVEL, OUTPUT_LEVELS, Batch, Compiled, compile, compile_many
+from cain.backend.split import KERNEL_STORE
 from cain.cli import add_override_arguments, overrides_from_args
 from cain.diagnostics import CainError
 from cain.model.approx import format_fraction
@@ -43,6 +44,15 @@ def _search_arguments(parser: argparse.ArgumentParser) -> None:
         default=DEFAULT_LEVEL,
         help=f"the C: bus micro-ops optimised in ICWs, or the SDK's macros (default {DEFAULT_LEVEL})",
     )
+    parser.add_argument(
+        "--max-icws",
+        type=int,
+        default=KERNEL_STORE,
+        metavar="N",
+        help=f"the most ICWs of one SDK kernel; a longer program is printed as several kernels, one after the "
+        f"other (default {KERNEL_STORE}, the SDK's whole ICW store; lower it to leave room for the host's "
+        "own kernels)",
+    )
     add_override_arguments(parser)
 
 
@@ -55,6 +65,7 @@ def _search_options(args: argparse.Namespace) -> dict[str, object]:
         "workers": args.workers,
         "cost": args.cost,
         "level": args.level,
+        "max_icws": args.max_icws,
         **overrides_from_args(args),
     }
 

@@ -13,7 +13,6 @@ fixed `bits` every value has that width and wraps modulo 2^bits.
 
 from __future__ import annotations
 
-import re
 from collections.abc import Sequence
 from dataclasses import dataclass
 from fractions import Fraction
@@ -21,6 +20,7 @@ from fractions import Fraction
 import numpy as np
 from xdsl.dialects.builtin import ModuleOp
 
+from cain.backend.c_names import c_identifier
 from cain.backend.dreg_sim import from_planes, run_words, to_planes
 from cain.backend.sim import correlate
 from cain.backend.split import KERNEL_STORE
@@ -632,16 +632,16 @@ def ensure_digital_verified(program: DigitalProgram, seed: int = 0) -> None:
     _VERIFIED[key] = None
 
 
-def digital_functions(module: ModuleOp, verify: bool = True) -> str:
+def digital_functions(module: ModuleOp, verify: bool = True, limit: int = KERNEL_STORE) -> str:
     """The C functions of the module's `dreg.kernel`s, each verified bit for bit first (unless this process
-    has verified it, or `verify` is off)."""
+    has verified it, or `verify` is off), each cut into SDK kernels of at most `limit` ICWs."""
     parts = []
     for op in module.walk():
         if isinstance(op, KernelOp):
             program = program_of(op)
             if verify:
                 ensure_digital_verified(program)
-            parts += [emit_digital(program, [c for c, _ in program.inputs]), ""]
+            parts += [emit_digital(program, [c for c, _ in program.inputs], limit), ""]
     return "\n".join(parts)
 
 
@@ -700,8 +700,7 @@ def word_kernels(words: Sequence[Word], limit: int = KERNEL_STORE) -> list[list[
 def emit_digital(program: DigitalProgram, channels: Sequence[str], limit: int = KERNEL_STORE) -> str:
     """The C function of a digital program: its words between `scamp5_kernel_begin()` and `_end()`, as
     several kernels (each moved to the heap once recorded) when they pass `limit` ICWs."""
-    ident = re.sub(r"\W", "_", program.name)
-    ident = ident if ident and not ident[0].isdigit() else f"_{ident}"
+    ident = c_identifier(program.name)
     kernels = word_kernels(program.words, limit)
     header = header_lines(program, channels)
     if len(kernels) > 1:

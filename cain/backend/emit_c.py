@@ -10,7 +10,6 @@ heap once recorded (`cain.backend.split` cuts it), verified as that sequence bef
 
 from __future__ import annotations
 
-import re
 import sys
 from dataclasses import dataclass
 from typing import IO
@@ -19,6 +18,7 @@ from xdsl.context import Context
 from xdsl.dialects.builtin import ModuleOp
 from xdsl.utils.target import Target
 
+from cain.backend.c_names import c_identifier
 from cain.backend.convert import kernels_of, require_registers
 from cain.backend.digital import digital_functions
 from cain.backend.split import KERNEL_STORE, Split, kernel_pieces, piece_micro_ops, split
@@ -43,12 +43,6 @@ def foreign_registers(kernel: KernelOp) -> list[str]:
             bus = op.micro_op()
             used.update(bus.dests + bus.srcs)
     return sorted(r for r in used if r not in DEVICE_REGISTERS and r != NEWS and r not in NEIGHBOUR_SIDE)
-
-
-def c_identifier(name: str) -> str:
-    """`name` as a C identifier (other characters become `_`, a leading digit gets a `_`)."""
-    ident = re.sub(r"\W", "_", name)
-    return ident if ident and not ident[0].isdigit() else f"_{ident}"
 
 
 def header_comment(kernel: KernelOp, cut: Split | None = None, limit: int = KERNEL_STORE) -> list[str]:
@@ -203,7 +197,7 @@ def split_comment(cut: Split, limit: int) -> list[str]:
     longest = max(cut.icws)
     held = sorted({len(live) for live in cut.live})
     return [
-        f"run as {cut.kernels} SDK kernels of at most {limit} ICWs each (emit{{max-icws}}), one after the other:",
+        f"run as {cut.kernels} SDK kernels of at most {limit} ICWs each (max-icws), one after the other:",
         f"  {', '.join(map(str, cut.icws))} ICWs; the registers keep their values between kernels",
         f"  ({f'{held[0]} to {held[-1]}' if len(held) > 1 else held[0]} values live at a cut), NEWS is not relied on",
         "each is recorded once (scamp5_kernel_begin), on the first call, and then moved to the heap",
@@ -252,7 +246,7 @@ class CTarget(Target):
         if self.max_icws < 1:
             raise CainError(f"emit: max-icws must be at least 1, not {self.max_icws}")
         if any(isinstance(op, DregKernelOp) for op in module.walk()):
-            return emit_module([]) + digital_functions(module, self.verify)
+            return emit_module([]) + digital_functions(module, self.verify, self.max_icws)
         kernels = kernels_of(module, "emit", allocated=True)
         cuts = [kernel_split(kernel, self.max_icws) for kernel in kernels]
         for kernel, cut in zip(kernels, cuts, strict=True):

@@ -11,8 +11,10 @@ from sdk_stand_in import CXX, SIZE, compile_and_run
 from xdsl.context import Context
 from xdsl.dialects.builtin import ModuleOp
 
+import cain
+from cain.backend.c_names import c_identifier
 from cain.backend.convert import kernel_from_program
-from cain.backend.emit_c import CTarget, c_identifier
+from cain.backend.emit_c import CTarget
 from cain.backend.sim import correlate, random_images, reach
 from cain.model.filter import Filter
 from cain.model.goal import Goal
@@ -119,3 +121,13 @@ def test_header_prints_no_scale_at_depth_0():
         RegallocPass().apply(Context(), module)
         lines = CTarget().text(module).splitlines()
         assert lines[lines.index(head) + 1].split() == ["*", "[", str(2**depth), "]"]
+
+
+def test_a_filter_named_after_a_reserved_word_gives_a_function_cpp_compiles(tmp_path):
+    assert [c_identifier(n) for n in ("long", "2x", "a-b", "class")] == ["long_", "_2x", "a_b", "class_"]
+    compiled = cain.compile("filter long\ninput A\noutput k -> B = [1 1]\n", budget=200, level="macro")
+    assert "void long_(void)" in compiled.c
+    images = random_images(1, 1, SIZE, seed=3)[:, 0]
+    (out,) = compile_and_run(compiled.c, "long_", ["A"], ["B"], images, tmp_path)
+    expected = correlate(images, compiled.filter.kernels[0].goal, compiled.filter.depth)
+    assert np.allclose(out[1:-1, 1:-1], expected[1:-1, 1:-1], atol=1e-9)

@@ -5,9 +5,12 @@ import subprocess
 import sys
 from pathlib import Path
 
+import numpy as np
 import pytest
+from sdk_stand_in import CXX, SIZE, compile_and_run
 
 from cain import driver
+from cain.backend.sim import correlate, random_images
 from cain.frontend.kernel import parse_filter
 
 EXAMPLES = Path(__file__).parents[2] / "examples"
@@ -157,3 +160,21 @@ def test_batch_on_a_dask_scheduler(capsys, tmp_path):
         )  # fmt: skip
     assert status == 0 and "cain batch: 2 of 2 filters compiled" in err
     assert "void sobel(void)" in c_file.read_text() and "| laplacian |" in out
+
+
+@pytest.mark.skipif(CXX is None, reason="no C++ compiler")
+def test_max_icws_cuts_the_program_into_kernels_that_compute_the_filter(capsys, tmp_path):
+    status, out, err = run(capsys, EXAMPLES / "gauss3x3.cain", "--budget", 300, "--max-icws", 4)
+    assert status == 0 and "// kernel 2 of " in out
+    sizes = [int(n) for n in re.findall(r"// kernel \d+ of \d+: (\d+) ICWs", out)]
+    assert max(sizes) <= 4 and sum(sizes) == int(re.search(r"(\d+) ICWs \(bus micro", out)[1])
+    filt = parse_filter((EXAMPLES / "gauss3x3.cain").read_text(), "gauss3x3.cain")
+    images = random_images(1, 1, SIZE, seed=4)[:, 0]
+    (got,) = compile_and_run(out, "gauss3x3", ["A"], ["A"], images, tmp_path)
+    expected = correlate(images, filt.kernels[0].goal, 4)
+    assert np.allclose(got[2:-2, 2:-2], expected[2:-2, 2:-2], atol=1e-9)
+    status, out, err = run(capsys, EXAMPLES / "gauss3x3.cain", "--budget", 300, "--max-icws", 0)
+    assert (status, out) == (
+        1,
+        "",
+    ) and err == "error: max-icws must be between 1 and 1024 (the SDK's ICW store), not 0\n"

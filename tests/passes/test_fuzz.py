@@ -29,8 +29,9 @@ from cain.diagnostics import CainError
 ROOT = Path(__file__).resolve().parents[2]
 
 from benchmarks.fuzz import CASES_DIR, cain_opt, kernel_file, regression_failure
+from cain.backend.c_names import c_identifier
 from cain.backend.convert import program_from_kernel
-from cain.backend.emit_c import CTarget, c_identifier
+from cain.backend.emit_c import CTarget
 from cain.backend.sim import correlate, random_images, reach
 from cain.backend.verify import verify_kernel
 from cain.frontend.kernel import lower_source
