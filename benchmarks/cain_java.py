@@ -276,16 +276,24 @@ def resident_peak(pid: int) -> int:
     return int(found.group(1)) * 1024 if found else 0
 
 
-def run_cain_java(tool: CainJava, name: str, filt: Filter, *, budget: Budget, workers: int) -> Run:
-    """Cain-Java on `filt` for `budget` seconds with `workers` threads, in its own JVM; its best program read
-    back, verified and synthesised at bus level as Cain's are (`check_program`)."""
-    if budget.seconds is None:
-        raise ValueError("Cain-Java takes a time budget (its searches are not deterministic in nodes)")
-    config = java_config(filt, seconds=budget.seconds, workers=workers)
+@dataclass
+class JavaProcess:
+    """One Cain-Java JVM run: what it printed, its exit code, wall time and peak resident set (None if it
+    was killed at the timeout)."""
+
+    stdout: str
+    stderr: str
+    returncode: int | None
+    seconds: float
+    peak_memory: int | None
+
+
+def run_java(tool: CainJava, config: dict, name: str, *, timeout: float) -> JavaProcess:
+    """Cain-Java's `Main` on `config` (written as `name`.json in a temporary directory, its working
+    directory), killed after `timeout` seconds."""
     with tempfile.TemporaryDirectory(prefix="cain-java-") as tmp:
         path = Path(tmp) / f"{name}.json"
         path.write_text(json.dumps(config))
-        timeout = 2 * budget.seconds + 120
         started = time.perf_counter()
         process = subprocess.Popen(
             [tool.java, f"-Xmx{tool.heap}", "-jar", str(tool.jar), str(path)],
@@ -303,27 +311,41 @@ def run_cain_java(tool: CainJava, name: str, filt: Filter, *, budget: Budget, wo
                 peak = max(peak, resident_peak(process.pid))
                 if time.perf_counter() - started > timeout:
                     process.kill()
-                    process.communicate()
-                    return Run(name, "failed", error=f"Cain-Java did not end within {timeout:g} s")
-        seconds = time.perf_counter() - started
-    out = parse_output(stdout)
+                    stdout, stderr = process.communicate()
+                    return JavaProcess(stdout, stderr, None, time.perf_counter() - started, peak or None)
+        return JavaProcess(stdout, stderr, process.returncode, time.perf_counter() - started, peak or None)
+
+
+def java_error(done: JavaProcess) -> str:
+    """The first exception line Cain-Java printed, or what is missing."""
+    tail = [line for line in done.stderr.strip().splitlines() if "Exception" in line or "Error" in line]
+    return (tail or ["no code printed"])[0]
+
+
+def run_cain_java(tool: CainJava, name: str, filt: Filter, *, budget: Budget, workers: int) -> Run:
+    """Cain-Java on `filt` for `budget` seconds with `workers` threads, in its own JVM; its best program read
+    back, verified and synthesised at bus level as Cain's are (`check_program`)."""
+    if budget.seconds is None:
+        raise ValueError("Cain-Java takes a time budget (its searches are not deterministic in nodes)")
+    config = java_config(filt, seconds=budget.seconds, workers=workers)
+    timeout = 2 * budget.seconds + 120
+    done = run_java(tool, config, name, timeout=timeout)
+    if done.returncode is None:
+        return Run(name, "failed", error=f"Cain-Java did not end within {timeout:g} s")
+    out = parse_output(done.stdout)
     run = Run(
         name,
         "no plan",
         events=out.events,
         nodes=out.nodes,
-        seconds=seconds,
-        peak_memory=peak or None,
+        seconds=done.seconds,
+        peak_memory=done.peak_memory,
         stopped="time",
     )
-    if "No Solutions Found!" in stdout:
+    if "No Solutions Found!" in done.stdout:
         return run
-    if process.returncode != 0 or out.code is None:
-        tail = [line for line in stderr.strip().splitlines() if "Exception" in line or "Error" in line]
-        run.status, run.error = (
-            "failed",
-            f"Cain-Java exited with {process.returncode}: {(tail or ['no code printed'])[0]}",
-        )
+    if done.returncode != 0 or out.code is None:
+        run.status, run.error = "failed", f"Cain-Java exited with {done.returncode}: {java_error(done)}"
         return run
     if out.depth != filt.depth:
         run.status, run.error = "failed", f"Cain-Java approximated at depth {out.depth}, Cain at {filt.depth}"
