@@ -13,7 +13,7 @@ fixed `bits` every value has that width and wraps modulo 2^bits.
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from fractions import Fraction
 
@@ -300,11 +300,13 @@ def lower(plan: Program, filt: Filter, encoding: Encoding) -> tuple[Lowering, li
 
 
 class DigitalAllocationError(CainError):
-    """The plan needs more DREGs than the PE has for data."""
+    """The plan needs more DREGs than the PE has for data; with `proven`, `needed` is what every program
+    needs (`cain.backend.digital_bound`), not only the programs Cain built."""
 
-    def __init__(self, message: str, needed: int):
+    def __init__(self, message: str, needed: int, proven: bool = False):
         super().__init__(message)
         self.needed = needed
+        self.proven = proven
 
 
 def live_peak(words: Sequence[Word], inputs: Sequence[str], outputs: Sequence[str]) -> int:
@@ -427,9 +429,18 @@ def allocate(
 # -- whole filters ------------------------------------------------------------------------------------
 
 
-def digital_program(plan: Program, filt: Filter, encoding: Encoding) -> DigitalProgram:
-    """Lower, allocate and check the words of `plan` (not yet verified on images)."""
+Reorder = Callable[[list[Word], list[list[str]]], list[Word]]
+"""A word-level schedule: the lowered words (virtual bits) and each output's bits to the words to allocate."""
+
+
+def digital_program(
+    plan: Program, filt: Filter, encoding: Encoding, reorder: Reorder | None = None
+) -> DigitalProgram:
+    """Lower, allocate and check the words of `plan` (not yet verified on images), reordered by `reorder`
+    (`cain.backend.digital_order`) before allocation if given."""
     low, inputs, outputs = lower(plan, filt, encoding)
+    if reorder is not None:
+        low.words = reorder(low.words, [[str(b) for b in v.bits] for v in outputs])
     dregs = list(encoding.dregs)
     pinned: dict[str, str] = {}
     for z, value in enumerate(inputs):

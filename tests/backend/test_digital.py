@@ -9,7 +9,7 @@ import pytest
 from cain.dialects import register_dialects
 
 import cain
-from cain.backend import digital
+from cain.backend import digital, digital_bound, digital_order
 from cain.backend.dreg_sim import from_planes, run_words, to_planes
 from cain.backend.sim import reach, shift
 from cain.diagnostics import CainError
@@ -181,9 +181,48 @@ def test_a_program_past_the_kernel_store_runs_as_several_kernels():
 
 
 def test_too_wide_for_the_dreg_file_is_a_clear_error():
+    """An 8-bit box ends in 12 bits, within the 13 DREGs of a PE: Cain's programs do not fit, but the bound
+    leaves one possible, and the error says so."""
     text = "option mode = digital\noption input_bits = 8\noutput B = [1 1 1; 1 1 1; 1 1 1]"
-    with pytest.raises(CainError, match=r"needs \d+ DREGs at once, and the PE has 8 for data"):
+    with pytest.raises(digital.DigitalAllocationError, match=r"Cain's programs need \d+ DREGs at once") as e:
         cain.compile(text, budget=200)
+    assert "none found that fits (a schedule may exist: every program needs at least 12" in str(e.value)
+    assert not e.value.proven and e.value.needed > len(DATA_DREGS)
+
+
+SOBEL = """option mode = digital
+option input_bits = 8
+output X -> A = [1 0 -1; 2 0 -2; 1 0 -1]
+output Y -> B = [1 2 1; 0 0 0; -1 -2 -1]
+"""
+
+
+def test_a_filter_that_provably_cannot_fit_says_so_without_searching():
+    """The Sobel pair on 8 bits ends in 11 + 11 output bits, of which the witnesses tell 21 apart (bit 0 of
+    both is the parity of the four corners): more than the PE's 13 DREGs, whatever the program."""
+    filt = cain.read_filters(SOBEL)[0]
+    bound = digital_bound.filter_bound(filt, filt.encoding)
+    assert (bound.needed, bound.widths) == (21, (("X", 11), ("Y", 10)))
+    assert bound.capacity == (*DATA_DREGS, *FLAGS.values(), "R12") and bound.proves_no_fit
+    with pytest.raises(digital.DigitalAllocationError, match="no program fits .*21 different non-constant bits"):
+        cain.compile(SOBEL, budget=10**6)  # the proof needs no search: a million nodes would take minutes
+    # the witnesses prove it: every counted bit is non-constant, and no two counted bits are equal
+    atoms, windows = digital_bound.witness_windows(filt.final_goals(), filt.encoding)
+    bits = [b for out in digital_bound.output_bits(filt.final_goals(), filt.encoding, windows, atoms) for b in out]
+    distinct = {b.tobytes() for b in bits if b.any() and not b.all()}
+    assert len(distinct) == 21 and len(bits) == 22
+
+
+def test_the_bound_counts_r12_only_when_r0_is_free_and_never_more_than_a_program_holds():
+    """Without R0 the PE cannot write R12; a binary image's 2x2 box and pair sum (3 + 2 bits) fit, and the
+    program ends holding at least the bound's bits."""
+    assert digital_bound.capacity(Encoding((1,), dregs=("R5", "R6"))) == ("R5", "R6", *FLAGS.values())
+    text = "option mode = digital\noutput B = [1 1; 1 1]\noutput C = [1 0 1]"
+    result = cain.compile(text, budget=100)
+    filt = cain.read_filters(text)[0]
+    bound = digital_bound.filter_bound(filt, filt.encoding)
+    assert not bound.proves_no_fit and bound.needed == 5
+    assert len({r for _, regs, _ in result.digital.outputs for r in regs}) >= bound.needed
 
 
 @pytest.mark.parametrize(
