@@ -377,11 +377,16 @@ def flag_gaps(words: Sequence[Word]) -> list[bool]:
 
 
 def allocate(
-    words: Sequence[Word], inputs: dict[str, str], outputs: Sequence[str], dregs: Sequence[str]
+    words: Sequence[Word],
+    inputs: dict[str, str],
+    outputs: Sequence[str],
+    dregs: Sequence[str],
+    flags_first: bool = False,
 ) -> tuple[list[Word], dict[str, str]]:
     """Words on DREGs (linear scan; a word never writes a register it reads), and the register of every
     virtual bit. When no data DREG is free, a temporary whose whole life lies where the direction flags are
-    free (`flag_gaps`) lives in one of them."""
+    free (`flag_gaps`) lives in one of them; with `flags_first`, whenever one is free, leaving the data DREGs
+    to the values that live across moves (more set-ups stay, as the flags are overwritten)."""
     last = _last_uses(words, outputs)
     gaps = flag_gaps(words)
     flags = list(FLAGS.values())
@@ -402,8 +407,8 @@ def allocate(
                 continue
             end = last.get(d, i)
             usable = sorted((r for r in free if r not in srcs), key=order.index)
-            if not usable and end < len(words) and all(gaps[i : end + 1]):
-                usable = [r for r in flags if r not in held and r not in srcs]
+            if (flags_first or not usable) and end < len(words) and all(gaps[i : end + 1]):
+                usable = [r for r in flags if r not in held and r not in srcs] + usable
             if not usable:
                 peak = live_peak(words, list(inputs), outputs)
                 raise DigitalAllocationError(
@@ -451,7 +456,10 @@ def digital_program(
             else:
                 pinned[str(b)] = next(r for r in dregs if r not in pinned.values())
     out_bits = [str(b) for v in outputs for b in v.bits]
-    words, where = allocate(low.words, pinned, out_bits, dregs)
+    try:
+        words, where = allocate(low.words, pinned, out_bits, dregs)
+    except DigitalAllocationError:
+        words, where = allocate(low.words, pinned, out_bits, dregs, flags_first=True)
     words = drop_repeated_setups(words)
     for w in words:
         try:
