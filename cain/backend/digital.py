@@ -121,8 +121,9 @@ class DigitalProgram:
 class Lowering:
     """Builds the words of a plan on virtual bits."""
 
-    def __init__(self, encoding: Encoding):
+    def __init__(self, encoding: Encoding, narrow: bool = False):
         self.encoding = encoding
+        self.narrow = narrow  # bit cells from NARROW_NETWORKS where there is one: fewer bits live, more words
         self.words: list[Word] = []
         self.count = 0
 
@@ -160,7 +161,10 @@ class Lowering:
         return Value(tuple(bits), value.signed, goal)
 
     def add(self, a: Value, b: Value, goal: Goal, subtract: bool = False) -> Value:
-        """`a + b` or `a - b` (as a + not b + 1) by a ripple-carry adder, as wide as `goal` needs."""
+        """`a + b` or `a - b` (as a + not b + 1) by a ripple-carry adder, as wide as `goal` needs; `a + a`
+        is `a` one bit up, without a word."""
+        if not subtract and a.bits == b.bits and a.signed == b.signed:
+            return self.fit((0, *a.bits), a.signed, goal)
         width, signed = self.encoding.width(goal)
         carry: Bit = int(subtract)
         bits: list[Bit] = []
@@ -196,7 +200,7 @@ class Lowering:
         missing = tuple(sorted({t for t in targets if t not in results}))
         if missing:
             if k == 3:
-                found = adapted_network(k, missing)
+                found = adapted_network(k, missing, self.narrow)
                 if found is None:
                     return self.two_halves(literals, need_carry)
                 mask, gates = found
@@ -263,10 +267,12 @@ class Lowering:
         return value
 
 
-def lower(plan: Program, filt: Filter, encoding: Encoding) -> tuple[Lowering, list[Value], list[Value]]:
-    """The words of `plan` on virtual bits: the input values, and the output values (each bit a distinct
-    virtual DREG)."""
-    low = Lowering(encoding)
+def lower(
+    plan: Program, filt: Filter, encoding: Encoding, narrow: bool = False
+) -> tuple[Lowering, list[Value], list[Value]]:
+    """The words of `plan` on virtual bits (with `narrow` bit cells: `Lowering.narrow`): the input values,
+    and the output values (each bit a distinct virtual DREG)."""
+    low = Lowering(encoding, narrow)
     values: dict[int, Value] = {}
     inputs = []
     for z, (v, _) in enumerate(plan.inputs):
@@ -442,8 +448,8 @@ def digital_program(
     plan: Program, filt: Filter, encoding: Encoding, reorder: Reorder | None = None
 ) -> DigitalProgram:
     """Lower, allocate and check the words of `plan` (not yet verified on images), reordered by `reorder`
-    (`cain.backend.digital_order`) before allocation if given."""
-    low, inputs, outputs = lower(plan, filt, encoding)
+    (`cain.backend.digital_order`) before allocation if given, from narrow bit cells then."""
+    low, inputs, outputs = lower(plan, filt, encoding, narrow=reorder is not None)
     if reorder is not None:
         low.words = reorder(low.words, [[str(b) for b in v.bits] for v in outputs])
     dregs = list(encoding.dregs)

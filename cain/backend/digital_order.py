@@ -71,9 +71,21 @@ class Scheduler:
         return defines - frees
 
     def children(self, i: int) -> list[int]:
-        """The unplaced words that word `i` reads, in the order it names them."""
+        """The unplaced words that word `i` reads, the one with the most unplaced words below it first (as
+        Sethi and Ullman order subtrees): a move of a bit already computed comes last, just before `i`."""
         kids = [self.producer[s] for s in self.items[i][0].srcs if s in self.producer]
-        return [k for k in dict.fromkeys(kids) if not self.placed[k]]
+        kids = [k for k in dict.fromkeys(kids) if not self.placed[k]]
+        return sorted(kids, key=self.cone, reverse=True)
+
+    def cone(self, i: int) -> int:
+        """How many unplaced words word `i` needs, itself included."""
+        seen, stack = set(), [i]
+        while stack:
+            j = stack.pop()
+            if j not in seen and not self.placed[j]:
+                seen.add(j)
+                stack += [self.producer[s] for s in self.items[j][0].srcs if s in self.producer]
+        return len(seen)
 
     def pull(self, root: int) -> None:
         """Place `root` after every word it reads (depth first, iteratively)."""
