@@ -127,7 +127,9 @@ def reorder(
     flat = [b for bits in outputs for b in bits]
     sched = Scheduler(items, flat)
     if variant == "bit planes":
-        flat = [bits[k] for k in range(max(map(len, outputs), default=0)) for bits in outputs if k < len(bits)]
+        flat = [
+            bits[k] for k in range(max(map(len, outputs), default=0)) for bits in outputs if k < len(bits)
+        ]
     for b in flat:
         if b in sched.producer:
             sched.pull(sched.producer[b])
