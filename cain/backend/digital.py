@@ -413,7 +413,7 @@ def allocate(
                 continue
             end = last.get(d, i)
             usable = sorted((r for r in free if r not in srcs), key=order.index)
-            if (flags_first or not usable) and end < len(words) and all(gaps[i : end + 1]):
+            if (flags_first or not usable) and all(gaps[i : end + 1]):
                 usable = [r for r in flags if r not in held and r not in srcs] + usable
             if not usable:
                 peak = live_peak(words, list(inputs), outputs)
