@@ -61,13 +61,12 @@ class Lowered:
 
     def program(self, plan: Program) -> DigitalProgram | None:
         """The fewest-ICW program of `plan` (None: it does not fit, or cannot be lowered): in its own order
-        or `schedule`'s, else (when neither fits) with the words reordered bit plane by bit plane."""
+        or `schedule`'s, else (when neither fits) with its words reordered bit plane by bit plane."""
         key = (tuple(plan.inputs), tuple(plan.instrs), tuple(plan.outputs))
         if key not in self.programs:
-            orders = (plan, schedule(plan, self.encoding))
-            best = self.fewest(orders, [None])
-            if best is None:
-                best = self.fewest(orders, [partial(reorder, variant=v) for v in VARIANTS])
+            best = self.fewest((plan, schedule(plan, self.encoding)), [None])
+            if best is None:  # the words' order is reordered's own: the plan's order only breaks ties
+                best = self.fewest((plan,), [partial(reorder, variant=v) for v in VARIANTS])
             self.programs[key] = best
         return self.programs[key]
 
