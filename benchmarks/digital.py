@@ -4,8 +4,10 @@
     python -m benchmarks.digital fuzz --samples 500 --jobs 2   # at the default budget (10 s a filter)
 
 The table compiles each filter for the device's DREG file (R5-R11 and R0 for data, the direction flags
-R1-R4 between moves); a filter that does not fit is reported with the DREGs it needs, and compiled again
-for a hypothetical file of 64 data DREGs so its ICWs are known. Every program is verified bit for bit in
+R1-R4 between moves); a filter that does not fit is reported with the DREGs Cain's programs need (or, when
+the outputs' bits alone exceed the PE's 13 DREGs, as proven not to fit), and compiled again for a
+hypothetical file of 64 data DREGs so its ICWs are known. `bound` is the DREGs every program needs at its
+end (`cain.backend.digital_bound`) of the most any program may use. Every program is verified bit for bit in
 the DREG simulator before it is counted, and once more here on other images.
 
 The fuzz campaign compiles random kernel files (signed integer weights, 1 to 3 input bits, exact or fixed
@@ -36,6 +38,7 @@ import numpy as np
 import cain
 from benchmarks.common import ROOT, machine_info, markdown_table
 from cain.backend.digital import DigitalAllocationError, DigitalProgram
+from cain.backend.digital_bound import filter_bound
 from cain.diagnostics import CainError
 from cain.frontend.java_json import parse_filter as parse_json
 from cain.frontend.kernel import parse_filter
@@ -114,7 +117,7 @@ def table(args: argparse.Namespace) -> int:
             program = compile_digital(filt, filt.encoding, args.budget, args.seed, args.time)
             record.update(fits=True, icws=program.icws, dregs=len(program.dregs), registers=program.dregs)
         except DigitalAllocationError as e:
-            record.update(fits=False, needs=e.needed)
+            record.update(fits=False, needs=e.needed, proven=e.proven)
             wide = replace(filt.encoding, dregs=HYPOTHETICAL)
             program = compile_digital(filt, wide, args.budget, args.seed, args.time)
             record.update(icws=program.icws, dregs=len(program.dregs))
@@ -122,22 +125,32 @@ def table(args: argparse.Namespace) -> int:
         record["verified"] = recheck(program, args.seed)
         record["outputs"] = [f"{k}: {' '.join(r)}" for k, r, _ in program.outputs]
         records.append(record)
-        fits = "yes" if record["fits"] else f"no: {record['needs']} live at once (hypothetical file)"
+        bound = filter_bound(filt, filt.encoding)
+        record.update(bound=bound.needed, capacity=len(bound.capacity))
         rows.append(
             [
                 name,
                 record["icws"],
                 record["dregs"],
-                fits,
+                _fits(record),
+                f"{bound.needed} of {len(bound.capacity)}",
                 record["seconds"],
                 "yes" if record["verified"] else "NO",
             ]
         )
         print(rows[-1], file=sys.stderr)
-    headers = ["filter", "ICWs", "DREGs", "fits the device", "compile s", "verified"]
+    headers = ["filter", "ICWs", "DREGs", "fits the device", "bound", "compile s", "verified"]
     body = markdown_table(headers, rows)
     _write(args, "table", body, records)
     return 0 if all(r["verified"] for r in records) else 1
+
+
+def _fits(record: dict[str, Any]) -> str:
+    if record["fits"]:
+        return "yes"
+    if record["proven"]:
+        return f"no program fits: the outputs' {record['needs']} bits (a proof)"
+    return f"no: Cain's need {record['needs']} live at once; open"
 
 
 def kernel_file(rng: random.Random, index: int) -> str:

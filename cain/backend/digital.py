@@ -13,7 +13,7 @@ fixed `bits` every value has that width and wraps modulo 2^bits.
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from fractions import Fraction
 
@@ -121,8 +121,9 @@ class DigitalProgram:
 class Lowering:
     """Builds the words of a plan on virtual bits."""
 
-    def __init__(self, encoding: Encoding):
+    def __init__(self, encoding: Encoding, narrow: bool = False):
         self.encoding = encoding
+        self.narrow = narrow  # bit cells from NARROW_NETWORKS where there is one: fewer bits live, more words
         self.words: list[Word] = []
         self.count = 0
 
@@ -160,7 +161,10 @@ class Lowering:
         return Value(tuple(bits), value.signed, goal)
 
     def add(self, a: Value, b: Value, goal: Goal, subtract: bool = False) -> Value:
-        """`a + b` or `a - b` (as a + not b + 1) by a ripple-carry adder, as wide as `goal` needs."""
+        """`a + b` or `a - b` (as a + not b + 1) by a ripple-carry adder, as wide as `goal` needs; `a + a`
+        is `a` one bit up, without a word."""
+        if not subtract and a.bits == b.bits and a.signed == b.signed:
+            return self.fit((0, *a.bits), a.signed, goal)
         width, signed = self.encoding.width(goal)
         carry: Bit = int(subtract)
         bits: list[Bit] = []
@@ -196,7 +200,7 @@ class Lowering:
         missing = tuple(sorted({t for t in targets if t not in results}))
         if missing:
             if k == 3:
-                found = adapted_network(k, missing)
+                found = adapted_network(k, missing, self.narrow)
                 if found is None:
                     return self.two_halves(literals, need_carry)
                 mask, gates = found
@@ -263,10 +267,12 @@ class Lowering:
         return value
 
 
-def lower(plan: Program, filt: Filter, encoding: Encoding) -> tuple[Lowering, list[Value], list[Value]]:
-    """The words of `plan` on virtual bits: the input values, and the output values (each bit a distinct
-    virtual DREG)."""
-    low = Lowering(encoding)
+def lower(
+    plan: Program, filt: Filter, encoding: Encoding, narrow: bool = False
+) -> tuple[Lowering, list[Value], list[Value]]:
+    """The words of `plan` on virtual bits (with `narrow` bit cells: `Lowering.narrow`): the input values,
+    and the output values (each bit a distinct virtual DREG)."""
+    low = Lowering(encoding, narrow)
     values: dict[int, Value] = {}
     inputs = []
     for z, (v, _) in enumerate(plan.inputs):
@@ -300,11 +306,13 @@ def lower(plan: Program, filt: Filter, encoding: Encoding) -> tuple[Lowering, li
 
 
 class DigitalAllocationError(CainError):
-    """The plan needs more DREGs than the PE has for data."""
+    """The plan needs more DREGs than the PE has for data; with `proven`, `needed` is what every program
+    needs (`cain.backend.digital_bound`), not only the programs Cain built."""
 
-    def __init__(self, message: str, needed: int):
+    def __init__(self, message: str, needed: int, proven: bool = False):
         super().__init__(message)
         self.needed = needed
+        self.proven = proven
 
 
 def live_peak(words: Sequence[Word], inputs: Sequence[str], outputs: Sequence[str]) -> int:
@@ -375,11 +383,16 @@ def flag_gaps(words: Sequence[Word]) -> list[bool]:
 
 
 def allocate(
-    words: Sequence[Word], inputs: dict[str, str], outputs: Sequence[str], dregs: Sequence[str]
+    words: Sequence[Word],
+    inputs: dict[str, str],
+    outputs: Sequence[str],
+    dregs: Sequence[str],
+    flags_first: bool = False,
 ) -> tuple[list[Word], dict[str, str]]:
     """Words on DREGs (linear scan; a word never writes a register it reads), and the register of every
     virtual bit. When no data DREG is free, a temporary whose whole life lies where the direction flags are
-    free (`flag_gaps`) lives in one of them."""
+    free (`flag_gaps`) lives in one of them; with `flags_first`, whenever one is free, leaving the data DREGs
+    to the values that live across moves (more set-ups stay, as the flags are overwritten)."""
     last = _last_uses(words, outputs)
     gaps = flag_gaps(words)
     flags = list(FLAGS.values())
@@ -400,8 +413,8 @@ def allocate(
                 continue
             end = last.get(d, i)
             usable = sorted((r for r in free if r not in srcs), key=order.index)
-            if not usable and end < len(words) and all(gaps[i : end + 1]):
-                usable = [r for r in flags if r not in held and r not in srcs]
+            if (flags_first or not usable) and all(gaps[i : end + 1]):
+                usable = [r for r in flags if r not in held and r not in srcs] + usable
             if not usable:
                 peak = live_peak(words, list(inputs), outputs)
                 raise DigitalAllocationError(
@@ -427,9 +440,18 @@ def allocate(
 # -- whole filters ------------------------------------------------------------------------------------
 
 
-def digital_program(plan: Program, filt: Filter, encoding: Encoding) -> DigitalProgram:
-    """Lower, allocate and check the words of `plan` (not yet verified on images)."""
-    low, inputs, outputs = lower(plan, filt, encoding)
+Reorder = Callable[[list[Word], list[list[str]]], list[Word]]
+"""A word-level schedule: the lowered words (virtual bits) and each output's bits to the words to allocate."""
+
+
+def digital_program(
+    plan: Program, filt: Filter, encoding: Encoding, reorder: Reorder | None = None
+) -> DigitalProgram:
+    """Lower, allocate and check the words of `plan` (not yet verified on images), reordered by `reorder`
+    (`cain.backend.digital_order`) before allocation if given, from narrow bit cells then."""
+    low, inputs, outputs = lower(plan, filt, encoding, narrow=reorder is not None)
+    if reorder is not None:
+        low.words = reorder(low.words, [[str(b) for b in v.bits] for v in outputs])
     dregs = list(encoding.dregs)
     pinned: dict[str, str] = {}
     for z, value in enumerate(inputs):
@@ -440,7 +462,10 @@ def digital_program(plan: Program, filt: Filter, encoding: Encoding) -> DigitalP
             else:
                 pinned[str(b)] = next(r for r in dregs if r not in pinned.values())
     out_bits = [str(b) for v in outputs for b in v.bits]
-    words, where = allocate(low.words, pinned, out_bits, dregs)
+    try:
+        words, where = allocate(low.words, pinned, out_bits, dregs)
+    except DigitalAllocationError:
+        words, where = allocate(low.words, pinned, out_bits, dregs, flags_first=True)
     words = drop_repeated_setups(words)
     for w in words:
         try:

@@ -217,15 +217,47 @@ NETWORKS[(3, (150, 232))] = (*_XOR3, ("NOR", (3, 7)))
 """The full adder (sum, carry) in 8 words: the carry is NOR(NOR(a, b), (a ^ b) and not c) (Cain-Java: 9 NORs)."""
 
 
+NARROW_NETWORKS: dict[tuple[int, tuple[int, ...]], tuple[Gate, ...]] = {
+    (3, (150, 232)): (
+        ("NOR", (0, 1)),
+        ("NOR", (0, 3)),
+        ("NOR", (1, 3)),
+        ("NOR", (3, 4, 5)),
+        ("NOR", (4, 5)),
+        ("NOR", (7, 2)),
+        ("NOR", (2, 8)),
+        ("NOR", (7, 8)),
+        ("NOR", (10, 9)),
+        ("OR", (6, 10)),
+    )
+}
+"""Networks that keep fewer signals live, for lowerings short of DREGs: the full adder in 10 words with at
+most 2 signals live beside its 3 inputs in its words' order (the 8-word one needs 3): a and b die into
+NOR(a, b), not a and b, a and not b, then a and b and XNOR(a, b); c dies into x and not c; the sum is
+NOR(not x and c, x and not c), the carry a and b, or not x and c."""
+
+
 @cache
-def adapted_network(k: int, targets: tuple[int, ...]) -> tuple[int, tuple[Gate, ...]] | None:
+def adapted_network(
+    k: int, targets: tuple[int, ...], narrow: bool = False
+) -> tuple[int, tuple[Gate, ...]] | None:
     """The cheapest stored network computing every target or its complement once some inputs are
     complemented: `(inverted inputs as a bit mask, gates)`, costing one NOT per inverted input and per
-    complemented target beside its words (None: no stored network of `k` inputs does). Cached: a ripple
-    adder asks for the same few cells at every bit."""
+    complemented target beside its words (None: no stored network of `k` inputs does); with `narrow`, one of
+    `NARROW_NETWORKS` if one computes them. Cached: a ripple adder asks for the same few cells at every bit."""
+    if narrow:
+        found = _cheapest(k, targets, NARROW_NETWORKS)
+        if found is not None:
+            return found
+    return _cheapest(k, targets, NETWORKS)
+
+
+def _cheapest(
+    k: int, targets: tuple[int, ...], table: dict[tuple[int, tuple[int, ...]], tuple[Gate, ...]]
+) -> tuple[int, tuple[Gate, ...]] | None:
     full = (1 << (1 << k)) - 1
     best: tuple[int, int, tuple[Gate, ...]] | None = None
-    for (n, _), gates in NETWORKS.items():
+    for (n, _), gates in table.items():
         if n != k:
             continue
         for mask in range(1 << k):

@@ -6,15 +6,20 @@ this score."""
 from __future__ import annotations
 
 import time as clock
+from collections.abc import Sequence
 from dataclasses import replace
+from functools import partial
 
 from cain.backend.digital import (
     DigitalAllocationError,
     DigitalProgram,
+    Reorder,
     digital_program,
     ensure_digital_verified,
     schedule,
 )
+from cain.backend.digital_bound import not_found, proven_no_fit
+from cain.backend.digital_order import VARIANTS, reorder
 from cain.diagnostics import CainError
 from cain.model.dreg import Encoding
 from cain.model.filter import Filter, Kernel
@@ -55,20 +60,29 @@ class Lowered:
         self.failures: list[CainError] = []
 
     def program(self, plan: Program) -> DigitalProgram | None:
-        """The fewest-ICW program of `plan` (None: it does not fit, or cannot be lowered)."""
+        """The fewest-ICW program of `plan` (None: it does not fit, or cannot be lowered): in its own order
+        or `schedule`'s, else (when neither fits) with its words reordered bit plane by bit plane."""
         key = (tuple(plan.inputs), tuple(plan.instrs), tuple(plan.outputs))
         if key not in self.programs:
-            best = None
-            for ordered in (plan, schedule(plan, self.encoding)):
+            best = self.fewest((plan, schedule(plan, self.encoding)), [None])
+            if best is None:  # the words' order is reordered's own: the plan's order only breaks ties
+                best = self.fewest((plan,), [partial(reorder, variant=v) for v in VARIANTS])
+            self.programs[key] = best
+        return self.programs[key]
+
+    def fewest(self, orders: Sequence[Program], reorders: Sequence[Reorder | None]) -> DigitalProgram | None:
+        """The program of fewest ICWs among each plan order lowered with each word reordering."""
+        best = None
+        for ordered in orders:
+            for words in reorders:
                 try:
-                    program = digital_program(ordered, self.filt, self.encoding)
+                    program = digital_program(ordered, self.filt, self.encoding, words)
                 except CainError as e:
                     self.failures.append(e)
                     continue
                 if best is None or program.icws < best.icws:
                     best = program
-            self.programs[key] = best
-        return self.programs[key]
+        return best
 
     def score(self, plan: Program) -> int | None:
         program = self.program(plan)
@@ -82,7 +96,9 @@ class Lowered:
         # the fewest DREGs any plan needed says most about the filter; other errors only without such a plan
         short = [e for e in self.failures if isinstance(e, DigitalAllocationError)]
         if short:
-            raise min(short, key=lambda e: e.needed)
+            raise proven_no_fit(self.filt, self.encoding) or not_found(
+                self.filt, self.encoding, min(e.needed for e in short)
+            )
         if self.failures:
             raise self.failures[0]
         raise CainError(f"digital: the search found no plan for {self.filt.name}")
@@ -140,8 +156,12 @@ def compile_digital(
 ) -> DigitalProgram:
     """The verified digital program of fewest ICWs the searches found for `filt` within `budget` search nodes
     (deterministic) or `time` seconds (with both, whichever ends first; with neither, `DEFAULT_TIME`); a
-    clear error when none fits the DREG file."""
+    clear error when none fits the DREG file, at once (no search) when the outputs' bits alone prove that no
+    program fits (`cain.backend.digital_bound`)."""
     start = clock.perf_counter()
+    impossible = proven_no_fit(filt, encoding)
+    if impossible is not None:
+        raise impossible
     seconds = time if time is not None or budget is not None else DEFAULT_TIME
     lowered = Lowered(filt, encoding)
     integer = integer_filter(filt)

@@ -1,7 +1,9 @@
 """The digital plane: the DREG simulator against the SDK's semantics, the bit cells' networks, lowering,
 allocation and verification of plans, and the mode end to end from kernel text."""
 
+import random
 from dataclasses import replace
+from functools import partial
 from pathlib import Path
 
 import numpy as np
@@ -9,7 +11,7 @@ import pytest
 from cain.dialects import register_dialects
 
 import cain
-from cain.backend import digital
+from cain.backend import digital, digital_bound, digital_order
 from cain.backend.dreg_sim import from_planes, run_words, to_planes
 from cain.backend.sim import reach, shift
 from cain.diagnostics import CainError
@@ -17,6 +19,7 @@ from cain.frontend.java_json import parse_filter as parse_json
 from cain.model.dreg import (
     DATA_DREGS,
     FLAGS,
+    NARROW_NETWORKS,
     NETWORKS,
     Encoding,
     Word,
@@ -29,7 +32,7 @@ from cain.model.filter import Filter
 from cain.model.goal import Goal
 from cain.model.isa import DIRECTIONS, SimulationError
 from cain.model.program import Instr, Program
-from cain.search.digital import compile_digital
+from cain.search.digital import compile_digital, plan_filter
 
 
 def test_dnews0_reads_the_flagged_neighbour_as_the_analogue_shift_does():
@@ -81,8 +84,17 @@ def test_illegal_words(word):
 
 
 def test_networks_compute_their_truth_tables():
-    for (k, targets), gates in NETWORKS.items():
+    for (k, targets), gates in [*NETWORKS.items(), *NARROW_NETWORKS.items()]:
         assert set(targets) <= set(run_network(k, gates))
+    # the narrow full adder keeps at most 2 signals live beside its 3 inputs (5 at once), the short one 3
+    for table, most in ((NETWORKS, 6), (NARROW_NETWORKS, 5)):
+        gates = table[(3, (150, 232))]
+        words = [
+            Word(kind, (f"%{3 + j}",), tuple(f"%{s}" for s in srcs)) for j, (kind, srcs) in enumerate(gates)
+        ]
+        tables = run_network(3, gates)
+        outputs = [f"%{tables.index(t)}" for t in (150, 232)]
+        assert digital.live_peak(words, ["%0", "%1", "%2"], outputs) == most
     half_adder = (truth_table(2, lambda a, b: a ^ b), truth_table(2, lambda a, b: a & b))
     gates = shortest_network(2, tuple(sorted(half_adder)))
     assert len(gates) == 5 and set(half_adder) <= set(run_network(2, gates))
@@ -181,9 +193,122 @@ def test_a_program_past_the_kernel_store_runs_as_several_kernels():
 
 
 def test_too_wide_for_the_dreg_file_is_a_clear_error():
+    """An 8-bit box ends in 12 bits, within the 13 DREGs of a PE: Cain's programs do not fit, but the bound
+    leaves one possible, and the error says so."""
     text = "option mode = digital\noption input_bits = 8\noutput B = [1 1 1; 1 1 1; 1 1 1]"
-    with pytest.raises(CainError, match=r"needs \d+ DREGs at once, and the PE has 8 for data"):
+    with pytest.raises(digital.DigitalAllocationError, match=r"Cain's programs need \d+ DREGs at once") as e:
         cain.compile(text, budget=200)
+    assert "none found that fits (a schedule may exist: every program needs at least 12" in str(e.value)
+    assert not e.value.proven and e.value.needed > len(DATA_DREGS)
+
+
+BOX4 = [
+    Instr("movx", (1,), (0,), ("north",)),
+    Instr("movx", (2,), (0,), ("south",)),
+    Instr("add", (3,), (2, 1)),
+    Instr("add", (4,), (0, 3)),
+    Instr("movx", (5,), (4,), ("east",)),
+    Instr("movx", (6,), (4,), ("west",)),
+    Instr("add", (7,), (5, 4)),
+    Instr("add", (8,), (6, 7)),
+]
+
+
+@pytest.mark.parametrize("variant", digital_order.VARIANTS)
+@pytest.mark.parametrize("name", [*PLANS, "3x3 box"])
+def test_words_reordered_bit_plane_by_bit_plane_compute_the_same(name, variant):
+    """The reordered words (narrow cells, set-ups where the side changes) verify bit for bit; on the 3x3 box
+    of a 4-bit image they hold 12 bits at once where the plan's order holds 21."""
+    plan = _plan(BOX4 if name == "3x3 box" else PLANS[name])
+    filt = Filter.of_goals("t", plan.output_goals([Goal.identity(1)]), 0)
+    wide = Encoding((4,), dregs=DATA_DREGS + tuple(f"R{i}" for i in range(13, 40)))
+    words = partial(digital_order.reorder, variant=variant)
+    program = digital.digital_program(plan, filt, wide, words)
+    digital.verify_digital(program)
+    if name == "3x3 box":
+        peaks = []
+        for narrow, reorder in ((False, None), (True, words)):
+            low, inputs, outputs = digital.lower(plan, filt, wide, narrow)
+            out = [[str(b) for b in v.bits] for v in outputs]
+            kept = reorder(low.words, out) if reorder else low.words
+            peaks.append(
+                digital.live_peak(kept, [str(b) for b in inputs[0].bits], [b for o in out for b in o])
+            )
+        assert peaks == [21, 12]
+
+
+@pytest.mark.slow
+def test_reordered_words_of_random_filters_are_exact():
+    """The bit-plane reordering of the plans of 25 random signed filters of the digital fuzz campaign (both
+    variants, on a DREG file large enough for any order) verifies bit for bit, and again on fresh images."""
+    from benchmarks import digital as bench
+
+    rng = random.Random(5)
+    wide = DATA_DREGS + tuple(f"R{i}" for i in range(13, 70))
+    for i in range(25):
+        filt = cain.read_filters(bench.kernel_file(rng, i))[0]
+        encoding = replace(filt.encoding, dregs=wide)
+        plan = compile_digital(filt, encoding, 30).plan
+        for variant in digital_order.VARIANTS:
+            words = partial(digital_order.reorder, variant=variant)
+            program = digital.digital_program(plan, plan_filter(filt, encoding), encoding, words)
+            digital.verify_digital(program)
+            assert bench.recheck(program, i)
+
+
+def test_a_filter_fits_only_with_its_words_reordered():
+    """A 2x2 box of a 3-bit image on six data DREGs: its plan in either order needs 11 bits at once; bit
+    plane by bit plane it fits (the direction flags holding temporaries between moves)."""
+    text = "option mode = digital\noption input_bits = 3\noption dregs = R5 R6 R7 R8 R9 R10\noutput B = [1 1; 1 1]"
+    result = cain.compile(text, budget=100)
+    program = result.digital
+    assert set(program.dregs) <= {*FLAGS.values(), "R5", "R6", "R7", "R8", "R9", "R10"}
+    filt = cain.read_filters(text)[0]
+    for plan in (program.plan, digital.schedule(program.plan, filt.encoding)):
+        with pytest.raises(digital.DigitalAllocationError):
+            digital.digital_program(plan, plan_filter(filt, filt.encoding), filt.encoding)
+    image = np.random.default_rng(1).integers(0, 8, size=(12, 12))
+    want = sum(shift(image, (x, y)) for x in (-1, 0) for y in (0, 1))
+    assert (result.simulate(image)[0][2:-2, 2:-2] == want[2:-2, 2:-2]).all()
+
+
+SOBEL = """option mode = digital
+option input_bits = 8
+output X -> A = [1 0 -1; 2 0 -2; 1 0 -1]
+output Y -> B = [1 2 1; 0 0 0; -1 -2 -1]
+"""
+
+
+def test_a_filter_that_provably_cannot_fit_says_so_without_searching():
+    """The Sobel pair on 8 bits ends in 11 + 11 output bits, of which the witnesses tell 21 apart (bit 0 of
+    both is the parity of the four corners): more than the PE's 13 DREGs, whatever the program."""
+    filt = cain.read_filters(SOBEL)[0]
+    bound = digital_bound.filter_bound(filt, filt.encoding)
+    assert (bound.needed, bound.widths) == (21, (("X", 11), ("Y", 10)))
+    assert bound.capacity == (*DATA_DREGS, *FLAGS.values(), "R12") and bound.proves_no_fit
+    with pytest.raises(
+        digital.DigitalAllocationError, match="no program fits .*21 different non-constant bits"
+    ):
+        cain.compile(SOBEL, budget=10**6)  # the proof needs no search: a million nodes would take minutes
+    # the witnesses prove it: every counted bit is non-constant, and no two counted bits are equal
+    atoms, windows = digital_bound.witness_windows(filt.final_goals(), filt.encoding)
+    bits = [
+        b for out in digital_bound.output_bits(filt.final_goals(), filt.encoding, windows, atoms) for b in out
+    ]
+    distinct = {b.tobytes() for b in bits if b.any() and not b.all()}
+    assert len(distinct) == 21 and len(bits) == 22
+
+
+def test_the_bound_counts_r12_only_when_r0_is_free_and_never_more_than_a_program_holds():
+    """Without R0 the PE cannot write R12; a binary image's 2x2 box and pair sum (3 + 2 bits) fit, and the
+    program ends holding at least the bound's bits."""
+    assert digital_bound.capacity(Encoding((1,), dregs=("R5", "R6"))) == ("R5", "R6", *FLAGS.values())
+    text = "option mode = digital\noutput B = [1 1; 1 1]\noutput C = [1 0 1]"
+    result = cain.compile(text, budget=100)
+    filt = cain.read_filters(text)[0]
+    bound = digital_bound.filter_bound(filt, filt.encoding)
+    assert not bound.proves_no_fit and bound.needed == 5
+    assert len({r for _, regs, _ in result.digital.outputs for r in regs}) >= bound.needed
 
 
 @pytest.mark.parametrize(

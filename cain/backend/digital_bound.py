@@ -1,0 +1,132 @@
+"""A lower bound on the DREGs any program of a digital filter needs, with its proof.
+
+At the end of a kernel every output bit is held in a DREG of the PE (the C header names one per bit), so
+two output bits that are different functions of the input, and that are not constant, sit in different
+DREGs. Witness windows (input values at the kernels' positions) prove that bits differ: the number of
+different non-constant bit columns over the witnesses is a lower bound on the DREGs of any program,
+whatever its instructions, schedule or moves. The PE has at most the data DREGs, the direction flags
+R1-R4 (free after the last move) and R12 (writable where R0 = 1, so only when R0 is free for data).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from dataclasses import dataclass
+
+import numpy as np
+
+from cain.backend.digital import DigitalAllocationError
+from cain.model.dreg import FLAGS, Encoding
+from cain.model.filter import Filter
+from cain.model.goal import Goal
+
+WITNESSES = 512
+"""Random witness windows (besides the all-0 and all-largest ones): enough to tell every pair of different
+output bits of the small kernels apart; a pair they miss is counted once, so the bound stays a bound."""
+
+
+@dataclass(frozen=True)
+class Bound:
+    """The DREGs every program needs at the end (`needed`), the PE's most (`capacity`), and why."""
+
+    needed: int
+    capacity: tuple[str, ...]
+    widths: tuple[tuple[str, int], ...]
+    """(output, distinct non-constant bits it adds), in output order."""
+
+    @property
+    def proves_no_fit(self) -> bool:
+        return self.needed > len(self.capacity)
+
+    def proof(self) -> str:
+        """One sentence: what every program must hold at its end, against what the PE has."""
+        parts = " + ".join(f"{name} {bits}" for name, bits in self.widths)
+        return (
+            f"every program ends holding the outputs' {self.needed} different non-constant bits ({parts}), "
+            f"one DREG each, and the PE has {len(self.capacity)} DREGs in all ({' '.join(self.capacity)})"
+        )
+
+
+def capacity(encoding: Encoding) -> tuple[str, ...]:
+    """Every DREG a program may leave a bit in: the data DREGs, the direction flags, and R12 when R0 is
+    free for data (R12 is written only where R0 = 1)."""
+    regs = list(encoding.dregs)
+    regs += [f for f in FLAGS.values() if f not in regs]
+    if "R0" in regs and "R12" not in regs:
+        regs.append("R12")
+    return tuple(regs)
+
+
+def witness_windows(goals: Sequence[Goal], encoding: Encoding, seed: int = 0) -> tuple[list, np.ndarray]:
+    """The positions the goals read (x, y, channel) and windows of input values there, one per row: all 0,
+    all largest, then random values of each channel's width."""
+    atoms = sorted({atom for goal in goals for atom, _ in goal})
+    tops = np.array([(1 << encoding.input_width(z)) - 1 for _, _, z in atoms], dtype=np.int64)
+    rng = np.random.default_rng(seed)
+    random = rng.integers(0, tops + 1, size=(WITNESSES, len(atoms)))
+    return atoms, np.vstack([np.zeros_like(tops), tops, random])
+
+
+def output_bits(goals: Sequence[Goal], encoding: Encoding, windows: np.ndarray, atoms: list) -> list:
+    """Each goal's output bits on the windows (two's complement in its width): `[goal][bit] -> bool array`."""
+    index = {atom: i for i, atom in enumerate(atoms)}
+    out = []
+    for goal in goals:
+        total = np.zeros(len(windows), dtype=np.int64)
+        for atom, count in goal:
+            total += count * windows[:, index[atom]]
+        width, _ = encoding.width(goal)
+        total %= 1 << width
+        out.append([((total >> i) & 1).astype(bool) for i in range(width)])
+    return out
+
+
+def output_bound(goals: Sequence[Goal], names: Sequence[str], encoding: Encoding, seed: int = 0) -> Bound:
+    """The DREGs every program of the goals must hold at its end: its different non-constant output bits,
+    told apart by witness windows."""
+    atoms, windows = witness_windows(goals, encoding, seed)
+    seen: set[bytes] = set()
+    widths = []
+    for name, bits in zip(names, output_bits(goals, encoding, windows, atoms), strict=True):
+        new = 0
+        for column in bits:
+            key = column.tobytes()
+            if column.all() or not column.any() or key in seen:
+                continue
+            seen.add(key)
+            new += 1
+        widths.append((name, new))
+    return Bound(len(seen), capacity(encoding), tuple(widths))
+
+
+def filter_bound(filt: Filter, encoding: Encoding) -> Bound:
+    """`output_bound` of a filter's integer goals."""
+    return output_bound(filt.final_goals(), [k.name for k in filt.kernels], encoding)
+
+
+def proven_no_fit(filt: Filter, encoding: Encoding) -> DigitalAllocationError | None:
+    """The error that no program of `filt` fits the DREG file, with its proof; None when the bound allows
+    one."""
+    bound = filter_bound(filt, encoding)
+    if not bound.proves_no_fit:
+        return None
+    return DigitalAllocationError(
+        f"digital: no program fits {filt.name}: {bound.proof()} (a proof); use fewer bits, a narrower "
+        "input or fewer kernels",
+        bound.needed,
+        proven=True,
+    )
+
+
+def not_found(filt: Filter, encoding: Encoding, needed: int) -> DigitalAllocationError:
+    """The error that Cain's programs of `filt` need `needed` DREGs at once and none found fits, with the
+    bound that leaves a program possible."""
+    bound = filter_bound(filt, encoding)
+    dregs = encoding.dregs
+    return DigitalAllocationError(
+        f"digital: Cain's programs need {needed} DREGs at once, and the PE has {len(dregs)} for data "
+        f"({' '.join(dregs)}) and the direction flags between moves; none found that fits (a schedule may "
+        f"exist: every program needs at least {bound.needed}, the outputs' bits); use fewer bits, a narrower "
+        "input, more data DREGs or a larger budget",
+        needed,
+    )
