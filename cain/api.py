@@ -26,6 +26,7 @@ from xdsl.utils.exceptions import DiagnosticException, ParseError, PassFailedExc
 
 from cain.backend.convert import micro_ops_of, program_from_kernel, simulate_micro_ops
 from cain.backend.digital import DigitalProgram, emit_digital, kernel_op
+from cain.backend.superpixel import SuperpixelProgram, emit_superpixel
 from cain.backend.emit_c import CTarget, emit_kernel, emit_module
 from cain.backend.sim import Noise, shift, simulate
 from cain.backend.split import KERNEL_STORE
@@ -49,6 +50,7 @@ from cain.passes.regalloc import RegallocPass
 from cain.passes.search import SearchPass
 from cain.search.config import DEFAULT_TIME
 from cain.search.digital import compile_digital
+from cain.search.superpixel import compile_superpixel
 from cain.search.heuristic.worker import BUS_OPTIONS
 
 XDSL_ERRORS = (ParseError, VerifyException, DiagnosticException, PassFailedException)
@@ -112,6 +114,8 @@ class Compiled:
     seconds: float = 0.0
     digital: DigitalProgram | None = None
     """The DREG program, for a filter on the digital plane (then `program` is its macro plan)."""
+    superpixel: SuperpixelProgram | None = None
+    """The superpixel program (words and pattern loads), for a filter in superpixel mode."""
     level: str = "macro"
     """`bus` or `macro` (`OUTPUT_LEVELS`): what the C is written in."""
     micro_ops: tuple[MicroOp, ...] | None = None
@@ -315,6 +319,25 @@ class SearchOptions:
         return self.time if self.time is not None or self.budget is not None else DEFAULT_TIME
 
 
+def _compile_superpixel(filt: Filter, search: SearchOptions, start: float) -> Compiled:
+    """A superpixel filter compiled (`cain.search.superpixel`): its verified words and pattern loads as C."""
+    assert filt.superpixel is not None
+    program = compile_superpixel(filt, filt.superpixel, budget=search.budget, seed=search.seed, time=search.time)
+    function = emit_superpixel(program, [c for c, _ in filt.inputs])
+    assert program.plan is not None
+    return Compiled(
+        filt,
+        program.plan,
+        emit_module([]) + function + "\n",
+        function,
+        {"superpixel": "\n".join(str(i) for i in program.items)},
+        program.macros,
+        program.icws,
+        clock.perf_counter() - start,
+        superpixel=program,
+    )
+
+
 def compile_filter(
     filt: Filter,
     search: SearchOptions = SearchOptions(),
@@ -335,6 +358,8 @@ def compile_filter(
     check_level(level)
     check_max_icws(max_icws)
     start = clock.perf_counter()
+    if filt.superpixel is not None:
+        return _compile_superpixel(filt, search, start)
     if filt.encoding is not None:
         digital = compile_digital(
             filt, filt.encoding, budget=search.budget, seed=search.seed, time=search.time

@@ -554,6 +554,7 @@ def header_lines(program: SuperpixelProgram, channels: Sequence[str]) -> list[st
             lines += ["    [ " + " ".join(str(c).rjust(width) for c in row) + " ]" for row in matrix]
     if program.margin:
         lines.append(f"exact at least {program.margin} tile(s) from the array's edge (beyond it DNEWS0 reads 0)")
+    lines += list(program.superpixel.notes)
     lines += [
         "safe forms (reference section 8): no DNEWS0 writes R12 and no result depends on what a PE with no",
         "direction flag reads (bit 0's carry is masked by a loaded pattern); R0 and R12 are not used as masks",

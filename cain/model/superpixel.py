@@ -151,6 +151,8 @@ class Superpixel:
     layout: Layout
     input_banks: tuple[int, ...]
     output_banks: tuple[int, ...]
+    notes: tuple[str, ...] = ()
+    """What the C header must say beside the program (e.g. parts of a Java config Cain does not generate)."""
 
     @property
     def bits(self) -> int:

@@ -70,6 +70,21 @@ class Lowered:
         raise CainError(f"superpixel: the search found no plan for {self.filt.name}")
 
 
+SEARCH_REGISTERS = ("A", "B", "C", "D", "E", "F")
+"""The register file the search plans in (its pruning only): the DREG file's limit is the allocation's."""
+
+
+def search_filter(filt: Filter) -> Filter:
+    """The integer kernels of `filt` on registers the search knows (a superpixel filter's registers are
+    `bank:REG` names or the analogue defaults; its values live in DREG planes, not in them)."""
+    integer = integer_filter(filt)
+    n = max(len(filt.inputs), len(filt.kernels))
+    registers = SEARCH_REGISTERS if n < len(SEARCH_REGISTERS) else tuple(f"V{i}" for i in range(n + 2))
+    return Filter.of_goals(
+        filt.name, integer.final_goals(), 0, registers[: len(filt.inputs)], registers[: len(filt.kernels)], registers
+    )
+
+
 def compile_superpixel(
     filt: Filter,
     sp: Superpixel,
@@ -82,7 +97,7 @@ def compile_superpixel(
     start = clock.perf_counter()
     seconds = time if time is not None or budget is not None else DEFAULT_TIME
     lowered = Lowered(filt, sp)
-    integer = integer_filter(filt)
+    integer = search_filter(filt)
     for config in configs(budget, seconds, seed, fixed=True):
         if seconds is not None and config.time_budget is not None:
             left = config.time_budget - (clock.perf_counter() - start)
