@@ -140,6 +140,8 @@ class Compiled:
         level every macro's own), one array per kernel: `[kernel, row, column]`. `image` is 2-D for one
         input channel, else `[channel, row, column]`; `noise` a `Noise` or the standard deviation of each
         bus transfer."""
+        if self.superpixel is not None:  # one value per tile, two's complement modulo 2^bits
+            return self._superpixel_outputs(self._images(image), seed)
         if self.digital is not None:  # exact integers, in the kernel's units (the program computes 2^depth x)
             images = self._images(image)
             widths = [self.digital.encoding.input_width(z) for z in range(len(self.digital.inputs))]
@@ -159,13 +161,28 @@ class Compiled:
             outputs = simulate(self.program, self._images(image), noise=noise, seed=seed)
         return np.stack(outputs)
 
+    def _superpixel_outputs(self, images: np.ndarray, seed: int) -> np.ndarray:
+        """The superpixel program's outputs on tile images (one value per tile), as signed integers in the
+        kernel's units."""
+        assert self.superpixel is not None
+        bits = self.superpixel.superpixel.bits
+        if (images != np.round(images)).any():
+            raise CainError(f"{self.name}: the superpixel program takes integer tile images (see Compiled.quantized)")
+        wrapped = np.mod(images.astype(np.int64), 1 << min(bits, 62)).astype(np.uint64)
+        out = np.stack(self.superpixel.run(wrapped, seed=seed)).astype(np.float64)
+        out = np.where(out >= 2.0 ** (bits - 1), out - 2.0**bits, out)
+        return out / 2**self.depth
+
     def quantized(self, image: Any) -> np.ndarray:
         """`image` (`[channel, row, column]` or 2-D) stretched over each channel's digital input width and rounded:
         what a digital program reads (unchanged on the analogue plane)."""
         images = self._images(image)
-        if self.digital is None:
+        if self.superpixel is not None:  # positive values of at most 8 bits, so that sums rarely wrap
+            widths = [max(1, min(8, self.superpixel.superpixel.bits - 4))] * len(images)
+        elif self.digital is None:
             return images
-        widths = [self.digital.encoding.input_width(z) for z in range(len(self.digital.inputs))]
+        else:
+            widths = [self.digital.encoding.input_width(z) for z in range(len(self.digital.inputs))]
         top = np.array([(1 << w) - 1 for w in widths], dtype=np.float64)[:, None, None]
         low = images.min(axis=(-2, -1), keepdims=True)
         span = np.maximum(images.max(axis=(-2, -1), keepdims=True) - low, 1e-12)
