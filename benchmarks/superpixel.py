@@ -44,7 +44,8 @@ from cain.model.dreg import DREGS
 
 OUT = ROOT / "benchmarks" / "results" / "superpixel"
 CASES_DIR = ROOT / "tests" / "regressions" / "superpixel"
-JAVA_EXAMPLES = Path("/work/javacain/head/examples")
+JAVA_EXAMPLES = ROOT / "examples" / "json" / "superpixel"
+"""Copies of Cain-Java's superpixel configs (its examples/ folder at 3dc1981)."""
 EXAMPLES = (
     "boxSmallSuperPixel",
     "SuperPixel-3-2-a",
