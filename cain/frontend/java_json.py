@@ -564,7 +564,7 @@ def _superpixel_filter(
     order = pair_gen["bitOrder"].node
     try:
         layout = bit_order_layout(
-            int(pair_gen["width"].node.number), int(pair_gen["height"].node.number), _plain(order)
+            int(pair_gen["width"].node.number), int(pair_gen["height"].node.number), _plain(order, source)
         )
     except (LayoutError, TypeError, ValueError) as e:
         raise source.error(f"'bitOrder': {e}", order) from None
@@ -625,8 +625,9 @@ def _approximation(
     return limits[0], limits[1]
 
 
-def _plain(node: Node):
-    """A JSON value as plain Python lists and numbers."""
+def _plain(node: Node, source: JsonSource):
+    """`bitOrder` as plain Python lists of integers (a located error at any other entry)."""
     if isinstance(node.value, list):
-        return [_plain(item) for item in node.items]
+        return [_plain(item, source) for item in node.items]
+    expect(node, "integer", "an entry of 'bitOrder'", source)
     return int(node.number)

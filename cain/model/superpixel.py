@@ -135,7 +135,7 @@ def bit_order_layout(width: int, height: int, order: list[list[list[int]]]) -> L
         if len(grid) != height or any(len(row) != width for row in grid):
             raise LayoutError(f"bank {b} of bitOrder is not {height} rows of {width} entries")
         found = {v: (r, c) for r, row in enumerate(grid) for c, v in enumerate(row) if v}
-        n = len(found)
+        n = sum(1 for row in grid for v in row if v)
         if sorted(found) != list(range(1, n + 1)):
             raise LayoutError(f"bank {b} of bitOrder must number its PEs 1 to {n}, each once")
         banks.append(tuple(found[k] for k in range(1, n + 1)))
