@@ -14,7 +14,7 @@ EXAMPLES = Path(__file__).parents[2] / "examples" / "json" / "superpixel"
 
 
 def test_the_search_is_deterministic_under_a_node_budget():
-    filt = parse_filter("option mode = superpixel\noption tile = 2 2\noutput G = [1 2 1]", "g.cain")
+    filt = parse_filter("option mode = superpixel\noption tile = 2 2\noutput B = [1 2 1]", "g.cain")
     assert filt.superpixel is not None
     first = compile_superpixel(filt, filt.superpixel, budget=150)
     second = compile_superpixel(filt, filt.superpixel, budget=150)
