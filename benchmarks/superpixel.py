@@ -149,6 +149,7 @@ def table(args: argparse.Namespace) -> int:
             "banks x bits": f"{len(lay.banks)}x{lay.bits}",
             "icws": program.icws,
             "pattern_loads": program.loads,
+            "kernels": program.kernels,
             "macros": program.macros,
             "dregs": program.dregs,
             "strategy": list(program.strategy),
@@ -157,6 +158,7 @@ def table(args: argparse.Namespace) -> int:
             "java_cost": j.get("cost"),
             "java_icws": j.get("icws"),
             "java_loads": j.get("pattern_loads"),
+            "java_kernels": j.get("kernels"),
         }
         ratio = program.icws / j["icws"] if j.get("icws") else None
         record["share_of_java_icws"] = None if ratio is None else round(ratio, 3)
@@ -168,9 +170,11 @@ def table(args: argparse.Namespace) -> int:
                 record["banks x bits"],
                 program.icws,
                 program.loads,
+                program.kernels,
                 _dash(j.get("cost")),
                 _dash(j.get("icws")),
                 _dash(j.get("pattern_loads")),
+                _dash(j.get("kernels")),
                 "-" if ratio is None else f"{ratio:.0%}",
                 record["seconds"],
                 "yes" if record["verified"] else "NO",
@@ -178,8 +182,8 @@ def table(args: argparse.Namespace) -> int:
         )
         print(rows[-1], file=sys.stderr)
     headers = [
-        "example", "tile", "banks x bits", "ICWs", "pattern loads", "Java cost model", "Java ICWs",
-        "Java loads", "Cain / Java ICWs", "compile s", "verified",
+        "example", "tile", "banks x bits", "ICWs", "pattern loads", "kernels", "Java cost model", "Java ICWs",
+        "Java loads", "Java kernels", "Cain / Java ICWs", "compile s", "verified",
     ]
     body = markdown_table(headers, rows)
     if any("sobel" in r["example"] and r["java_icws"] for r in records):

@@ -80,6 +80,11 @@ class SuperpixelProgram:
         return sum(isinstance(i, Load) for i in self.items)
 
     @property
+    def kernels(self) -> int:
+        """SDK kernels the C runs: the loads split the words, and the kernel store splits long runs."""
+        return sum(len(word_kernels(words)) for _, words in segments(self.items) if words)
+
+    @property
     def cost(self) -> int:
         return self.icws + LOAD_COST * self.loads
 
