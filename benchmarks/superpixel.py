@@ -214,19 +214,28 @@ def kernel_file(rng: random.Random, index: int) -> str:
     bits = rng.randint(max(1, strip // 2), strip) if rng.random() < 0.5 else strip
     if bits != strip:
         lines.append(f"option bits = {bits}")
-    kernels = rng.randint(1, 2)
+    kernels = rng.choice((1, 1, 2, 2, 3))
+    channels = 2 if rng.random() < 0.2 else 1
+    if channels == 2:
+        lines.append("input P -> E, Q -> F")
     if banks > 1:
-        lines.append(f"option input_banks = {rng.randrange(banks)}")
+        lines.append(f"option input_banks = {' '.join(str(rng.randrange(banks)) for _ in range(channels))}")
         lines.append(f"option output_banks = {' '.join(str(rng.randrange(banks)) for _ in range(kernels))}")
     for k in range(kernels):
-        size = rng.choice((2, 3))
-        while True:
-            weights = [[rng.choice((-2, -1, 0, 0, 1, 1, 2)) for _ in range(size)] for _ in range(size)]
-            if any(any(row) for row in weights):
-                break
-        matrix = "; ".join(" ".join(map(str, row)) for row in weights)
-        lines.append(f"output K{k} -> {'AB'[k]} = [{matrix}]")
+        matrices = [_matrix(rng) for _ in range(channels)]
+        weights = matrices[0] if channels == 1 else "{ " + ", ".join(f"{c}: {m}" for c, m in zip("PQ", matrices, strict=True)) + " }"
+        lines.append(f"output K{k} -> {'ABC'[k]} = {weights}")
     return "\n".join(lines) + "\n"
+
+
+def _matrix(rng: random.Random) -> str:
+    """A random matrix of 1x1 to 3x3 (rarely 5x5) signed integer weights, not all zero."""
+    size = rng.choice((1, 2, 3, 3, 3, 5)) if rng.random() < 0.2 else rng.choice((2, 3))
+    while True:
+        weights = [[rng.choice((-2, -1, 0, 0, 1, 1, 2)) for _ in range(size)] for _ in range(size)]
+        if any(any(row) for row in weights):
+            break
+    return "[" + "; ".join(" ".join(map(str, row)) for row in weights) + "]"
 
 
 def fuzz_case(case: tuple[int, str, int | None, float | None, int]) -> tuple[str, str, int | None, int | None]:

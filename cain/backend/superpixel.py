@@ -25,7 +25,7 @@ from dataclasses import dataclass, field
 
 import numpy as np
 
-from cain.backend.digital import DigitalAllocationError, word_kernels
+from cain.backend.digital import DigitalAllocationError, live_peak, word_kernels
 from cain.backend.dreg_sim import run_words
 from cain.backend.sim import reach, shift
 from cain.backend.split import KERNEL_STORE
@@ -297,7 +297,8 @@ class Lowering:
                 out = self.emit("OR" if last else "NOR", kill, u)
             self.set_carry_flags()
             carry = self.dnews(out)
-        # carry holds not c; the sum is p ^ (c off bit 0)
+        # carry holds not c; the sum is p ^ (c off bit 0) (the mask loaded again unless kept: one DREG less)
+        lsb = self.lsb()
         g0 = self.emit("NOR", p, carry, lsb)
         g1 = self.emit("NOR", p, g0)
         g2 = self.emit("NOR", carry, lsb, g0)
@@ -403,11 +404,11 @@ def allocate(items: Sequence[Item], inputs: dict[str, str], outputs: Sequence[st
                 continue
             usable = [r for r in dregs if r in free and r not in srcs]
             if not usable:
-                live = len([b for b, e in last.items() if b in where and e > i]) + 1
+                peak = live_peak(items, list(inputs), outputs)  # type: ignore[arg-type]
                 raise DigitalAllocationError(
-                    f"superpixel: the plan needs more than {len(dregs)} DREGs at once for data "
-                    f"({' '.join(dregs)}); use a smaller filter or fewer kernels",
-                    live,
+                    f"superpixel: the plan needs {peak} DREG planes at once, and the PE has {len(dregs)} for "
+                    f"data ({' '.join(dregs)}); use fewer kernels or inputs, or a smaller kernel",
+                    peak,
                 )
             free.remove(usable[0])
             where[d] = usable[0]
