@@ -117,9 +117,13 @@ def recheck(program: SuperpixelProgram, seed: int) -> bool:
     size = 7 + 2 * program.margin
     draw = random.Random(seed)
     shape = (len(program.inputs), 2, size, size)
-    images = np.array([draw.getrandbits(bits) for _ in range(int(np.prod(shape)))], dtype=object).reshape(shape)
+    images = np.array([draw.getrandbits(bits) for _ in range(int(np.prod(shape)))], dtype=object).reshape(
+        shape
+    )
     images[:, 0] = (1 << bits) - 1
-    state = {r: rng.random((2, size * program.layout.height, size * program.layout.width)) < 0.5 for r in DREGS}
+    state = {
+        r: rng.random((2, size * program.layout.height, size * program.layout.width)) < 0.5 for r in DREGS
+    }
     for (_, reg, bank), image in zip(program.inputs, images, strict=True):
         state[reg] = pack(image.astype(object), program, bank, rng)
     state = run_words(program.items, state, DREGS, rng)
@@ -182,8 +186,19 @@ def table(args: argparse.Namespace) -> int:
         )
         print(rows[-1], file=sys.stderr)
     headers = [
-        "example", "tile", "banks x bits", "ICWs", "pattern loads", "kernels", "Java cost model", "Java ICWs",
-        "Java loads", "Java kernels", "Cain / Java ICWs", "compile s", "verified",
+        "example",
+        "tile",
+        "banks x bits",
+        "ICWs",
+        "pattern loads",
+        "kernels",
+        "Java cost model",
+        "Java ICWs",
+        "Java loads",
+        "Java kernels",
+        "Cain / Java ICWs",
+        "compile s",
+        "verified",
     ]
     body = markdown_table(headers, rows)
     if any("sobel" in r["example"] and r["java_icws"] for r in records):
@@ -223,7 +238,11 @@ def kernel_file(rng: random.Random, index: int) -> str:
         lines.append(f"option output_banks = {' '.join(str(rng.randrange(banks)) for _ in range(kernels))}")
     for k in range(kernels):
         matrices = [_matrix(rng) for _ in range(channels)]
-        weights = matrices[0] if channels == 1 else "{ " + ", ".join(f"{c}: {m}" for c, m in zip("PQ", matrices, strict=True)) + " }"
+        weights = (
+            matrices[0]
+            if channels == 1
+            else "{ " + ", ".join(f"{c}: {m}" for c, m in zip("PQ", matrices, strict=True)) + " }"
+        )
         lines.append(f"output K{k} -> {'ABC'[k]} = {weights}")
     return "\n".join(lines) + "\n"
 
@@ -238,7 +257,9 @@ def _matrix(rng: random.Random) -> str:
     return "[" + "; ".join(" ".join(map(str, row)) for row in weights) + "]"
 
 
-def fuzz_case(case: tuple[int, str, int | None, float | None, int]) -> tuple[str, str, int | None, int | None]:
+def fuzz_case(
+    case: tuple[int, str, int | None, float | None, int],
+) -> tuple[str, str, int | None, int | None]:
     """Compile one random kernel file: (outcome, the file with its error or traceback, ICWs, loads)."""
     i, text, budget, seconds, seed = case
     try:
@@ -295,12 +316,16 @@ def _write(args: argparse.Namespace, what: str, body: str, data: object) -> None
     }
     write_results(out, record)
     machine = machine_line(record["machine"])  # type: ignore[arg-type]
-    (out / "summary.md").write_text(f"# Superpixel mode: {what}\n\n`{command}`\n\nMachine: {machine}\n\n{body}")
+    (out / "summary.md").write_text(
+        f"# Superpixel mode: {what}\n\n`{command}`\n\nMachine: {machine}\n\n{body}"
+    )
     print(body)
 
 
 def main(argv: list[str] | None = None) -> int:
-    parser = argparse.ArgumentParser(prog="python -m benchmarks.superpixel", description=__doc__.splitlines()[0])
+    parser = argparse.ArgumentParser(
+        prog="python -m benchmarks.superpixel", description=__doc__.splitlines()[0]
+    )
     parser.add_argument("what", choices=("table", "fuzz"))
     parser.add_argument("--budget", type=int, help="search nodes per filter, deterministic")
     parser.add_argument("--time", type=float, help="seconds per filter (default: 10 without --budget)")

@@ -26,10 +26,10 @@ from xdsl.utils.exceptions import DiagnosticException, ParseError, PassFailedExc
 
 from cain.backend.convert import micro_ops_of, program_from_kernel, simulate_micro_ops
 from cain.backend.digital import DigitalProgram, emit_digital, kernel_op
-from cain.backend.superpixel import SuperpixelProgram, emit_superpixel
 from cain.backend.emit_c import CTarget, emit_kernel, emit_module
 from cain.backend.sim import Noise, shift, simulate
 from cain.backend.split import KERNEL_STORE
+from cain.backend.superpixel import SuperpixelProgram, emit_superpixel
 from cain.backend.verify import ensure_verified
 from cain.diagnostics import CainError
 from cain.dialects import register_dialects
@@ -50,8 +50,8 @@ from cain.passes.regalloc import RegallocPass
 from cain.passes.search import SearchPass
 from cain.search.config import DEFAULT_TIME
 from cain.search.digital import compile_digital
-from cain.search.superpixel import compile_superpixel
 from cain.search.heuristic.worker import BUS_OPTIONS
+from cain.search.superpixel import compile_superpixel
 
 XDSL_ERRORS = (ParseError, VerifyException, DiagnosticException, PassFailedException)
 """xDSL's errors about the input, which `cain-opt` prints as `error: ...`."""
@@ -167,7 +167,9 @@ class Compiled:
         assert self.superpixel is not None
         bits = self.superpixel.superpixel.bits
         if (images != np.round(images)).any():
-            raise CainError(f"{self.name}: the superpixel program takes integer tile images (see Compiled.quantized)")
+            raise CainError(
+                f"{self.name}: the superpixel program takes integer tile images (see Compiled.quantized)"
+            )
         wrapped = np.mod(images.astype(np.int64), 1 << min(bits, 62)).astype(np.uint64)
         out = np.stack(self.superpixel.run(wrapped, seed=seed)).astype(np.float64)
         out = np.where(out >= 2.0 ** (bits - 1), out - 2.0**bits, out)
@@ -336,11 +338,13 @@ class SearchOptions:
         return self.time if self.time is not None or self.budget is not None else DEFAULT_TIME
 
 
-def _compile_superpixel(filt: Filter, search: SearchOptions, start: float) -> Compiled:
+def _compile_superpixel(filt: Filter, search: SearchOptions, start: float, max_icws: int) -> Compiled:
     """A superpixel filter compiled (`cain.search.superpixel`): its verified words and pattern loads as C."""
     assert filt.superpixel is not None
-    program = compile_superpixel(filt, filt.superpixel, budget=search.budget, seed=search.seed, time=search.time)
-    function = emit_superpixel(program, [c for c, _ in filt.inputs])
+    program = compile_superpixel(
+        filt, filt.superpixel, budget=search.budget, seed=search.seed, time=search.time
+    )
+    function = emit_superpixel(program, [c for c, _ in filt.inputs], max_icws)
     assert program.plan is not None
     return Compiled(
         filt,
@@ -370,13 +374,14 @@ def compile_filter(
     other's is printed. Each level is verified once (`cain.backend.verify.remember`). With a time budget,
     each plan's synthesis ends by the end of its search's part of the budget (the first half, the second),
     keeping what it found by then or the macros' own expansion; with a node budget, by `SYNTHESIS.work`.
-    For the digital plane: the digital search, lowering and verification (`cain.backend.digital`). A
+    For the digital plane: the digital search, lowering and verification (`cain.backend.digital`); for
+    superpixels, `cain.search.superpixel`. A
     program longer than `max_icws` is printed as several SDK kernels (`cain.backend.split`)."""
     check_level(level)
     check_max_icws(max_icws)
     start = clock.perf_counter()
     if filt.superpixel is not None:
-        return _compile_superpixel(filt, search, start)
+        return _compile_superpixel(filt, search, start, max_icws)
     if filt.encoding is not None:
         digital = compile_digital(
             filt, filt.encoding, budget=search.budget, seed=search.seed, time=search.time

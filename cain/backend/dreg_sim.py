@@ -85,7 +85,9 @@ def _value(word: Word, read, shape, rng: np.random.Generator | None) -> np.ndarr
     # DNEWS0: OR over the neighbours each PE has flagged
     (src,) = word.srcs
     if rng is not None and any(d in MASKED for d in word.dests):
-        raise SimulationError(f"{word}: whether R0 masks a DNEWS0 into R12 is unknown; move into a scratch DREG")
+        raise SimulationError(
+            f"{word}: whether R0 masks a DNEWS0 into R12 is unknown; move into a scratch DREG"
+        )
     value = np.zeros_like(read(src))
     flagged = np.zeros_like(value)
     for side, flag in FLAGS.items():

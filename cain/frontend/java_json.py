@@ -544,7 +544,7 @@ def _bank_register(node: Node, banks: int, what: str, source: JsonSource) -> tup
     match = re.fullmatch(r"(\d+):([A-Za-z_][A-Za-z0-9_]*)", node.string)
     if match is None or int(match[1]) >= banks:
         raise source.error(
-            f"{what} {node.string!r} is not \"bank:REG\" with a bank from 0 to {banks - 1}", node
+            f'{what} {node.string!r} is not "bank:REG" with a bank from 0 to {banks - 1}', node
         )
     return int(match[1]), match[2]
 
@@ -571,9 +571,11 @@ def _superpixel_filter(
     banks = len(layout.banks)
     holder = members
     if "registerAllocator" in members:
-        holder = _members(members["registerAllocator"].node, REGISTER_ALLOCATOR, "'registerAllocator'", source)
+        holder = _members(
+            members["registerAllocator"].node, REGISTER_ALLOCATOR, "'registerAllocator'", source
+        )
     if "initialRegisters" not in holder:
-        raise source.error('the config has no \'initialRegisters\', e.g. ["0:A"]', 0)
+        raise source.error("the config has no 'initialRegisters', e.g. [\"0:A\"]", 0)
     initial = holder["initialRegisters"].node
     expect(initial, "array", "'initialRegisters'", source)
     inputs = [_bank_register(item, banks, "input register", source) for item in initial.items]
@@ -582,7 +584,9 @@ def _superpixel_filter(
     filter_members = members["filter"].node.members
     if not filter_members:
         raise source.error("the filter has no kernels", members["filter"].node)
-    outputs = [_bank_register(Node(k, m.offset), banks, "output register", source) for k, m in filter_members.items()]
+    outputs = [
+        _bank_register(Node(k, m.offset), banks, "output register", source) for k, m in filter_members.items()
+    ]
     max_depth, max_error = _approximation(members, overrides or {}, source)
     three_d = bool(members["3d"].node.value) if "3d" in members else False
     weights = [_kernel(m, len(inputs), three_d, source) for m in filter_members.values()]
@@ -613,7 +617,10 @@ def _approximation(
     """maxApproximationDepth and maxApproximationError, the command line's over the file's."""
     limits: list = [DEFAULT_MAX_DEPTH, DEFAULT_MAX_ERROR]
     for k, (key, option, check) in enumerate(
-        (("maxApproximationDepth", "max_depth", check_max_depth), ("maxApproximationError", "max_error", check_max_error))
+        (
+            ("maxApproximationDepth", "max_depth", check_max_depth),
+            ("maxApproximationError", "max_error", check_max_error),
+        )
     ):
         try:
             if overrides.get(option) is not None:

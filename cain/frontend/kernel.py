@@ -31,8 +31,8 @@ from cain.frontend.options import (
     OPTIONS,
     OVERRIDE_KEYS,
     digital_encoding,
-    superpixel_encoding,
     n_entries,
+    superpixel_encoding,
 )
 from cain.model.approx import ApproximationError, approximate, format_fraction
 from cain.model.filter import Filter, Kernel

@@ -47,7 +47,9 @@ class Layout:
         for b, bank in enumerate(self.banks):
             for k, (r, c) in enumerate(bank):
                 if not (0 <= r < self.height and 0 <= c < self.width):
-                    raise LayoutError(f"bank {b} bit {k + 1} lies outside the {self.width}x{self.height} tile")
+                    raise LayoutError(
+                        f"bank {b} bit {k + 1} lies outside the {self.width}x{self.height} tile"
+                    )
                 if (r, c) in seen:
                     raise LayoutError(f"the PE at row {r}, column {c} of the tile holds two bits")
                 seen.add((r, c))
@@ -68,7 +70,9 @@ class Layout:
     def offset(self, source: int, target: int) -> Position:
         """The (rows, columns) every bit moves from bank `source` to bank `target`: the banks must be
         translates of each other, so one shift of the whole plane moves the value."""
-        steps = {(t[0] - s[0], t[1] - s[1]) for s, t in zip(self.banks[source], self.banks[target], strict=True)}
+        steps = {
+            (t[0] - s[0], t[1] - s[1]) for s, t in zip(self.banks[source], self.banks[target], strict=True)
+        }
         if len(steps) != 1:
             raise LayoutError(
                 f"banks {source} and {target} are not translates of each other; Cain moves a value between "
@@ -175,7 +179,6 @@ class Cube:
 
 def cubes(size: int) -> list[Cube]:
     """Every cube of indices below `size` (a power of 2), largest first."""
-    bits = size.bit_length() - 1
     out = []
     for free in range(size):
         for value in range(size):

@@ -81,7 +81,12 @@ def search_filter(filt: Filter) -> Filter:
     n = max(len(filt.inputs), len(filt.kernels))
     registers = SEARCH_REGISTERS if n < len(SEARCH_REGISTERS) else tuple(f"V{i}" for i in range(n + 2))
     return Filter.of_goals(
-        filt.name, integer.final_goals(), 0, registers[: len(filt.inputs)], registers[: len(filt.kernels)], registers
+        filt.name,
+        integer.final_goals(),
+        0,
+        registers[: len(filt.inputs)],
+        registers[: len(filt.kernels)],
+        registers,
     )
 
 

@@ -47,13 +47,17 @@ def _filter(layout, inputs=(0,), outputs=(0,), goal=PLUS) -> tuple[Filter, Super
     return replace(Filter.of_goals("t", [goal], 0), superpixel=sp), sp
 
 
-@pytest.mark.parametrize("layout", [snake(4, 4), snake(2, 2), hilbert(4), snake(4, 4, 2), snake(1, 1), snake(2, 4, 4)])
+@pytest.mark.parametrize(
+    "layout", [snake(4, 4), snake(2, 2), hilbert(4), snake(4, 4, 2), snake(1, 1), snake(2, 4, 4)]
+)
 @pytest.mark.parametrize("strategy", STRATEGIES)
 def test_a_plan_lowers_to_a_program_that_computes_it_bit_for_bit(layout, strategy):
     filt, sp = _filter(layout)
     program = superpixel_program(_plan(), filt, sp, strategy)
     verify_superpixel(program)
-    images = np.random.default_rng(3).integers(0, 1 << min(layout.bits, 62), size=(1, 2, 6, 6)).astype(np.uint64)
+    images = (
+        np.random.default_rng(3).integers(0, 1 << min(layout.bits, 62), size=(1, 2, 6, 6)).astype(np.uint64)
+    )
     got = program.run(images, seed=5)[0]
     want = program.expected(images)[0]
     assert (got[..., 1:, :-1] == want[..., 1:, :-1]).all()
@@ -62,7 +66,9 @@ def test_a_plan_lowers_to_a_program_that_computes_it_bit_for_bit(layout, strateg
 def test_moves_between_banks_and_subtraction_are_exact():
     goal = Goal.from_matrices([[[0, 0, 0], [-1, 1, 0], [0, 0, 0]]])
     filt, sp = _filter(snake(4, 4, 4), inputs=(2,), outputs=(1,), goal=goal)
-    plan = Program("t", [(0, "A")], [Instr("movx", (1,), (0,), ("west",)), Instr("sub", (2,), (0, 1))], [(2, "A")])
+    plan = Program(
+        "t", [(0, "A")], [Instr("movx", (1,), (0,), ("west",)), Instr("sub", (2,), (0, 1))], [(2, "A")]
+    )
     for strategy in STRATEGIES:
         verify_superpixel(superpixel_program(plan, filt, sp, strategy))
 
@@ -99,17 +105,17 @@ def test_pattern_loads_split_the_c_into_kernels():
     assert program.loads and program.cost == program.icws + 4 * program.loads
     c = emit_superpixel(program, ["A"])
     assert c.count("scamp5_load_pattern(") == program.loads
-    assert c.count("scamp5_kernel_begin();") == c.count("scamp5_kernel_end();") == len(
-        [s for s in segments(program.items) if s[1]]
+    assert (
+        c.count("scamp5_kernel_begin();")
+        == c.count("scamp5_kernel_end();")
+        == len([s for s in segments(program.items) if s[1]])
     )
     assert "no DNEWS0 writes R12" in c
     assert all(isinstance(i, Load) or "R12" not in str(i) for i in program.items)
 
 
 def test_compile_and_simulate_through_the_api():
-    result = cain.compile(
-        "option mode = superpixel\noption tile = 2 2\noutput D = [1 -1]\n", budget=100
-    )
+    result = cain.compile("option mode = superpixel\noption tile = 2 2\noutput D = [1 -1]\n", budget=100)
     assert result.superpixel is not None and result.icws == result.superpixel.icws
     image = np.arange(36.0).reshape(6, 6) % 5
     out = result.simulate(image)[0]  # one value per tile, signed

@@ -28,7 +28,9 @@ def test_options_set_tile_banks_order_bits_and_banks_of_inputs_and_outputs():
     sp = parse_filter(text, "k.cain").superpixel
     assert sp is not None and sp.bits == 3 and len(sp.layout.banks) == 2
     assert sp.input_banks == (1,) and sp.output_banks == (0, 1)
-    hil = parse_filter("option mode = superpixel\noption tile = 8\noption order = hilbert\noutput B = [1]", "k")
+    hil = parse_filter(
+        "option mode = superpixel\noption tile = 8\noption order = hilbert\noutput B = [1]", "k"
+    )
     assert hil.superpixel is not None and hil.superpixel.bits == 64
 
 
@@ -74,8 +76,11 @@ def _config(bit_order: str, registers: str = '"0:A"', extra: str = "") -> str:
 @pytest.mark.parametrize(
     "text, message",
     [
-        (_config("[[[1, 2], [4, 3]]]", '"2:A"'), "output register '2:A' is not \"bank:REG\" with a bank from 0 to 0"),
-        (_config("[[[1, 2], [4, 3]]]", '"A"'), "is not \"bank:REG\""),
+        (
+            _config("[[[1, 2], [4, 3]]]", '"2:A"'),
+            "output register '2:A' is not \"bank:REG\" with a bank from 0 to 0",
+        ),
+        (_config("[[[1, 2], [4, 3]]]", '"A"'), 'is not "bank:REG"'),
         (_config("[[[1, 3], [4, 2]]]"), "bit 2 is not next to bit 1"),
         (_config("[[[1, 2], [4, 3]]]", extra='"colour": 1, '), "unknown key 'colour' in 'pairGen'"),
         (_config('[[["a", 2], [4, 3]]]'), "an entry of 'bitOrder' must be an integer"),

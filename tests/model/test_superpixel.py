@@ -1,6 +1,8 @@
 """The superpixel layouts and the pattern covers (cain.model.superpixel), checked against the simulator's
 own reading of `scamp5_load_pattern`."""
 
+import itertools
+
 import numpy as np
 import pytest
 
@@ -18,7 +20,7 @@ from cain.model.superpixel import (
 
 
 def _adjacent(bank):
-    return all(abs(a[0] - b[0]) + abs(a[1] - b[1]) == 1 for a, b in zip(bank, bank[1:], strict=False))
+    return all(abs(a[0] - b[0]) + abs(a[1] - b[1]) == 1 for a, b in itertools.pairwise(bank))
 
 
 @pytest.mark.parametrize("size", [1, 2, 4, 8])
@@ -37,7 +39,9 @@ def test_snake_strips_are_boustrophedon_banks():
 
 
 def test_java_bit_order_reads_row_zero_as_north():
-    layout = bit_order_layout(4, 4, [[[1, 2, 0, 0], [4, 3, 0, 0], [0] * 4, [0] * 4], [[0, 0, 1, 2], [0, 0, 4, 3], [0] * 4, [0] * 4]])
+    layout = bit_order_layout(
+        4, 4, [[[1, 2, 0, 0], [4, 3, 0, 0], [0] * 4, [0] * 4], [[0, 0, 1, 2], [0, 0, 4, 3], [0] * 4, [0] * 4]]
+    )
     assert layout.banks[0] == ((0, 0), (0, 1), (1, 1), (1, 0))
     assert layout.offset(1, 0) == (0, -2)
 
@@ -74,7 +78,9 @@ def test_carry_flag_covers_set_exactly_the_pes_that_need_them(layout):
         for side, (ones, zeros) in carry_flags(layout, bank).items():
             if not ones:
                 continue
-            plane = _loaded(layout.width, layout.height, pattern_cover(layout.width, layout.height, ones, zeros))
+            plane = _loaded(
+                layout.width, layout.height, pattern_cover(layout.width, layout.height, ones, zeros)
+            )
             for tile_r in (0, 1):
                 for tile_c in (0, 1):
                     for r, c in ones:
