@@ -203,8 +203,8 @@ def table(args: argparse.Namespace) -> int:
     body = markdown_table(headers, rows)
     if any("sobel" in r["example"] and r["java_icws"] for r in records):
         body += (
-            "\nSuperPixel-3-2-a-sobel: Cain-Java's count includes its ADC and DAC code; Cain compiles the "
-            "kernel only (its C header says so).\n"
+            "\nSuperPixel-3-2-a-sobel: Cain-Java's ICWs include the DREG words of its ADC and DAC (its analogue "
+            "calls are not counted); Cain compiles the kernel only (its C header says so).\n"
         )
     _write(args, "table", body, records)
     met = all(r["share_of_java_icws"] is None or r["share_of_java_icws"] <= TARGET for r in records)
