@@ -128,9 +128,12 @@ def recheck(program: SuperpixelProgram, seed: int) -> bool:
         state[reg] = pack(image.astype(object), program, bank, rng)
     state = run_words(program.items, state, DREGS, rng)
     m = program.margin
-    for (_, reg, bank), goal in zip(program.outputs, program.goals, strict=True):
+    sp = program.superpixel
+    for k, ((_, reg, bank), goal) in enumerate(zip(program.outputs, program.goals, strict=True)):
         got = unpack(state[reg], program, bank, size, size)
-        want = correlation(images, goal, bits)
+        want = (correlation(images, goal, bits) + (sp.bias[k] if sp.bias else 0)) % (1 << bits)
+        if sp.relu and sp.relu[k]:
+            want = np.where(want >= 1 << (bits - 1), 0, want)
         if not (got[..., m : size - m, m : size - m] == want[..., m : size - m, m : size - m]).all():
             return False
     return True
@@ -236,6 +239,10 @@ def kernel_file(rng: random.Random, index: int) -> str:
     if banks > 1:
         lines.append(f"option input_banks = {' '.join(str(rng.randrange(banks)) for _ in range(channels))}")
         lines.append(f"option output_banks = {' '.join(str(rng.randrange(banks)) for _ in range(kernels))}")
+    if rng.random() < 0.2:
+        lines.append(f"option bias = {' '.join(str(rng.randint(-9, 9)) for _ in range(kernels))}")
+    if rng.random() < 0.2:
+        lines.append("option activation = relu")
     for k in range(kernels):
         matrices = [_matrix(rng) for _ in range(channels)]
         weights = (

@@ -137,7 +137,13 @@ class SuperpixelProgram:
             total = np.zeros_like(images[0])
             for (x, y, z), count in goal:  # uint64 arithmetic wraps modulo 2^64
                 total += np.uint64(count % (1 << 64)) * shift(images[z], (x, y))
-            out.append(total & mask)
+            k = len(out)
+            if self.superpixel.bias:
+                total += np.uint64(self.superpixel.bias[k] % (1 << 64))
+            total &= mask
+            if self.superpixel.relu and self.superpixel.relu[k]:
+                total = np.where(total >> np.uint64(self.superpixel.bits - 1), np.uint64(0), total)
+            out.append(total)
         return out
 
 
@@ -210,13 +216,14 @@ class Lowering:
         need = carry_flags(self.layout, self.bank)
         return [FLAGS[s] for s, (ones, _) in need.items() if ones]
 
-    def set_carry_flags(self) -> None:
-        """Point every PE of the working bank (but bit 0's) at the PE of the bit before its own."""
-        if self.flags == "carry":
+    def set_carry_flags(self, kind: str = "carry") -> None:
+        """Point every PE of the working bank (but bit 0's) at the PE of the bit before its own; with kind
+        "reverse", every PE (but the top bit's) at the PE of the bit after its own."""
+        if self.flags == kind:
             return
-        need = carry_flags(self.layout, self.bank)
+        need = carry_flags(self.layout, self.bank, kind == "reverse")
         clear = [FLAGS[s] for s, (ones, _) in need.items() if not ones]
-        if self.saved and self.flags is not None:
+        if kind == "carry" and self.saved and self.flags not in (None, "reverse"):
             self.items += [Word("MOV", (f,), (self.saved[f],)) for f in self.carry_flags()]
             self.saved = {}
         else:
@@ -224,9 +231,9 @@ class Lowering:
                 if ones:
                     cover = pattern_cover(self.layout.width, self.layout.height, ones, zeros)
                     self.union(FLAGS[s], cover)
-        if clear and (self.flags is None or FLAGS.get(str(self.flags)) in clear):
+        if clear and (self.flags in (None, "carry", "reverse") or FLAGS.get(str(self.flags)) in clear):
             self.items.append(Word("CLR", tuple(clear)))
-        self.flags = "carry"
+        self.flags = kind
 
     def union(self, dest: str, cover: list) -> None:
         """`dest` := the union of the cover's patterns: one load each, ORed four at a time as they come."""
@@ -311,6 +318,42 @@ class Lowering:
         moved = self.dnews(na)
         return self.emit("NOR", moved, self.lsb())
 
+    def constant(self, value: int) -> str | None:
+        """A plane holding `value` (modulo 2^bits) on the working bank: its 1 bits loaded as patterns."""
+        bank = self.layout.banks[self.bank]
+        value %= 1 << self.layout.bits
+        ones = {pe for k, pe in enumerate(bank) if value >> k & 1}
+        if not ones:
+            return None
+        plane = self.fresh()
+        self.union(plane, pattern_cover(self.layout.width, self.layout.height, ones, set(bank) - ones))
+        return plane
+
+    def add_constant(self, plane: str | None, value: int) -> str | None:
+        """`plane + value`, modulo 2^bits (a bias)."""
+        constant = self.constant(value)
+        if plane is None or constant is None:
+            return plane if constant is None else constant
+        return self.adder(plane, constant, complement=False)
+
+    def relu(self, v: str) -> str:
+        """`v` where it is not negative, else 0: its top bit flooded down the bank along the bit order (one
+        `DNEWS0` a bit, flags pointing each PE at the bit after its own), then cleared where it is set:
+        3 x bits + 3 words."""
+        bank = self.layout.banks[self.bank]
+        if self.layout.bits > 1:  # the flags' loads first, while few values are live
+            self.set_carry_flags("reverse")
+        top = self.fresh()
+        (cube,) = pattern_cover(self.layout.width, self.layout.height, {bank[-1]}, set(bank[:-1]))
+        self.load(cube, top)
+        sign = self.emit("NOR", self.emit("NOT", v), self.emit("NOT", top))  # v's top bit, 0 below it
+        clear = self.emit("NOT", sign)
+        for _ in range(self.layout.bits - 1):
+            self.set_carry_flags("reverse")
+            above = self.dnews(clear)  # not the sign read from the bit after, garbage at the top bit
+            clear = self.emit("NOR", sign, self.emit("NOR", above, top))
+        return self.emit("NOR", self.emit("NOT", v), self.emit("NOT", clear))
+
     def macro(self, name: str, operands: Sequence[Value], directions: tuple[str, ...]) -> Value:
         """The value a macro of `cain.model.isa.MACROS` computes, from its terms."""
         m = MACROS[name]
@@ -354,11 +397,18 @@ def lower(plan: Program, filt: Filter, sp: Superpixel, strategy: tuple[str, str]
         for r in instr.results:
             values[r] = result
     outputs: list[str] = []
-    for (v, _), goal, bank in zip(plan.outputs, filt.final_goals(), sp.output_banks, strict=True):
+    for k, ((v, _), goal, bank) in enumerate(
+        zip(plan.outputs, filt.final_goals(), sp.output_banks, strict=True)
+    ):
         value = values[v]
         if value.goal != goal:
             raise CainError(f"superpixel: the plan's output holds {value.goal}, not its kernel {goal}")
-        plane = value.plane if value.plane is not None else low.emit("CLR")
+        plane = value.plane
+        if sp.bias and sp.bias[k]:
+            plane = low.add_constant(plane, sp.bias[k])
+        if sp.relu and sp.relu[k] and plane is not None:
+            plane = low.relu(plane)
+        plane = plane if plane is not None else low.emit("CLR")
         plane = low.between_banks(plane, low.bank, bank)
         if plane in outputs or plane in inputs:
             plane = low.emit("MOV", plane)
@@ -561,6 +611,16 @@ def header_lines(program: SuperpixelProgram, channels: Sequence[str]) -> list[st
         for k, reg, b in program.outputs
     ]
     scale = f"2^{program.depth} x the kernel as written, i.e. " if program.depth else ""
+    extras = [
+        f"then {k}: {f'+ {b}' if b else ''}{' and ' if b and r else ''}{'ReLU (negative -> 0)' if r else ''}"
+        for (k, _, _), b, r in zip(
+            program.outputs,
+            program.superpixel.bias or [0] * len(program.outputs),
+            program.superpixel.relu or [False] * len(program.outputs),
+            strict=True,
+        )
+        if b or r
+    ]
     lines += [
         "",
         f"each output = {scale}the integer sum of these weights times the input tiles, modulo {1 << bits}:",
@@ -572,6 +632,7 @@ def header_lines(program: SuperpixelProgram, channels: Sequence[str]) -> list[st
             if len(channels) > 1:
                 lines.append(f"  {channels[z]}:")
             lines += ["    [ " + " ".join(str(c).rjust(width) for c in row) + " ]" for row in matrix]
+    lines += extras
     if program.margin:
         lines.append(
             f"exact at least {program.margin} tile(s) from the array's edge (beyond it DNEWS0 reads 0)"

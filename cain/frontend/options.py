@@ -33,6 +33,8 @@ OPTIONS: dict[str, str] = {
     "order": f"superpixel: the bit order in each bank: {' | '.join(ORDERS)} (default snake)",
     "input_banks": "superpixel: the bank each input arrives in (one for all, or one per channel; default 0)",
     "output_banks": "superpixel: the bank each output ends in (one for all, or one per kernel; default 0)",
+    "bias": "superpixel: a number added to each output after its kernel (one for all, or one per kernel)",
+    "activation": "superpixel: relu (negative outputs become 0) or none (default)",
 }
 """The options a kernel file may set, with what each expects."""
 
@@ -117,7 +119,7 @@ def check_instruction_set(value: object) -> str:
 
 
 MODES = ("analogue", "digital", "superpixel")
-SUPERPIXEL_OPTIONS = ("tile", "banks", "order", "input_banks", "output_banks")
+SUPERPIXEL_OPTIONS = ("tile", "banks", "order", "input_banks", "output_banks", "bias", "activation")
 DIGITAL_OPTIONS = ("bits", "input_bits", "dregs")
 DEFAULT_INPUT_BITS = 1
 """Without `input_bits` (nor `bits`), digital inputs are binary images."""
@@ -180,6 +182,8 @@ CHECKS = {
     "order": lambda v: check_order(v),
     "input_banks": lambda v: check_bank_list(v, "input_banks"),
     "output_banks": lambda v: check_bank_list(v, "output_banks"),
+    "bias": lambda v: check_bias(v),
+    "activation": lambda v: check_activation(v),
 }
 """Option (as a kernel file names it) -> the function that checks and converts its value."""
 
@@ -231,8 +235,26 @@ def check_bank_list(value: object, what: str) -> tuple[int, ...]:
     return tuple(out)
 
 
+def check_bias(value: object) -> tuple[Fraction, ...]:
+    """Biases: numbers (one for all kernels, or one per kernel)."""
+    items = value if isinstance(value, list | tuple) else [value]
+    out = []
+    for v in items:
+        try:
+            out.append(Fraction(str(v).strip()) if isinstance(v, str) else Fraction(v))  # type: ignore[arg-type]
+        except (ValueError, TypeError, ZeroDivisionError):
+            raise ValueError(f"bias must be numbers, not '{v}'") from None
+    return tuple(out)
+
+
+def check_activation(value: object) -> str:
+    if value not in ("relu", "none"):
+        raise ValueError(f"unknown activation '{value}' (choose from relu, none)")
+    return str(value)
+
+
 def superpixel_encoding(
-    options: dict[str, object], channels: int, kernels: int, error=ValueError
+    options: dict[str, object], channels: int, kernels: int, error=ValueError, depth: int = 0
 ) -> Superpixel | None:
     """The superpixel layout and banks the options ask for (None for another plane); `error(message)` builds
     the exception for options that do not fit together."""
@@ -264,4 +286,15 @@ def superpixel_encoding(
         if len(items) != n or any(b >= len(layout.banks) for b in items):
             raise error(f"{key} needs one bank (0 to {len(layout.banks) - 1}) for all or one per {n}")
         lists.append(items)
-    return Superpixel(layout, lists[0], lists[1])
+    bias: tuple[int, ...] = ()
+    if "bias" in options:
+        given = tuple(options["bias"])  # type: ignore[arg-type]
+        given = given * kernels if len(given) == 1 else given
+        if len(given) != kernels:
+            raise error(f"bias needs one number for all kernels or one per kernel ({kernels})")
+        scaled = [Fraction(b) * 2**depth for b in given]
+        if any(b.denominator != 1 for b in scaled):
+            raise error(f"bias x 2^{depth} (the depth) must be a whole number: the outputs are integers")
+        bias = tuple(int(b) for b in scaled)
+    relu = (True,) * kernels if options.get("activation") == "relu" else ()
+    return Superpixel(layout, lists[0], lists[1], bias=bias, relu=relu)

@@ -157,6 +157,19 @@ class Superpixel:
     output_banks: tuple[int, ...]
     notes: tuple[str, ...] = ()
     """What the C header must say beside the program (e.g. parts of a Java config Cain does not generate)."""
+    bias: tuple[int, ...] = ()
+    """An integer added to each output after its kernel (in the program's units, 2^depth x the kernel's;
+    empty: none)."""
+    relu: tuple[bool, ...] = ()
+    """Per output, whether a ReLU follows (negative values become 0; empty: none)."""
+
+    def finish(self, k: int, value: int) -> int:
+        """Output `k`'s value (0 to 2^bits - 1) after its bias and ReLU, modulo 2^bits."""
+        top = 1 << self.bits
+        value = (value + (self.bias[k] if self.bias else 0)) % top
+        if self.relu and self.relu[k] and value >= top // 2:
+            return 0
+        return value
 
     @property
     def bits(self) -> int:
@@ -216,12 +229,17 @@ def load_arguments(width: int, height: int, cube: tuple[Cube, Cube]) -> tuple[in
     return rc.value, col_value, (ARRAY - height) | rc.free, (ARRAY - width) | cc.free
 
 
-def carry_flags(layout: Layout, bank: int) -> dict[str, tuple[set[Position], set[Position]]]:
+def carry_flags(
+    layout: Layout, bank: int, reverse: bool = False
+) -> dict[str, tuple[set[Position], set[Position]]]:
     """Per direction flag, (PEs that must hold 1, PEs that must hold 0) for every PE of `bank` but its
-    bit 0 to read the bit before its own: the flags of a carry step (other PEs are free)."""
+    bit 0 to read the bit before its own: the flags of a carry step (other PEs are free). `reverse`: every
+    PE but the top bit's reads the bit after its own (a flood from the top bit down)."""
     need: dict[str, tuple[set[Position], set[Position]]] = {s: (set(), set()) for s in FLAGS}
+    cells = layout.banks[bank]
     for k in range(1, layout.bits):
-        side = layout.carry_side(bank, k)
+        reader, read = (cells[k - 1], cells[k]) if reverse else (cells[k], cells[k - 1])
+        side = next(s for s, step in SIDE_STEP.items() if step == (read[0] - reader[0], read[1] - reader[1]))
         for s in FLAGS:
-            need[s][0 if s == side else 1].add(layout.banks[bank][k])
+            need[s][0 if s == side else 1].add(reader)
     return need
