@@ -13,7 +13,7 @@ results (benchmarks/results/superpixel-java/) when that module and its results e
 hook), else the columns say `-`.
 
 The fuzz campaign compiles random kernel files (random tile sizes, banks, bit orders, widths, input and
-output banks; 1 or 2 kernels of signed integer weights) through `cain.compile`; each outcome is `passed`,
+output banks; 1 to 3 kernels of signed integer weights on 1 or 2 channels, sometimes a bias and a ReLU) through `cain.compile`; each outcome is `passed`,
 `no fit` (the clear error that the DREG file is too small), `error` (another one-line error), `crash` (a
 traceback) or `wrong`. Every case not `passed` or `no fit` is saved under tests/regressions/superpixel/,
 which tests/backend/test_superpixel.py compiles.
