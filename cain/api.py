@@ -29,6 +29,7 @@ from cain.backend.digital import DigitalProgram, emit_digital, kernel_op
 from cain.backend.emit_c import CTarget, emit_kernel, emit_module
 from cain.backend.sim import Noise, shift, simulate
 from cain.backend.split import KERNEL_STORE
+from cain.backend.superpixel import SuperpixelProgram, emit_superpixel
 from cain.backend.verify import ensure_verified
 from cain.diagnostics import CainError
 from cain.dialects import register_dialects
@@ -50,6 +51,7 @@ from cain.passes.search import SearchPass
 from cain.search.config import DEFAULT_TIME
 from cain.search.digital import compile_digital
 from cain.search.heuristic.worker import BUS_OPTIONS
+from cain.search.superpixel import compile_superpixel
 
 XDSL_ERRORS = (ParseError, VerifyException, DiagnosticException, PassFailedException)
 """xDSL's errors about the input, which `cain-opt` prints as `error: ...`."""
@@ -112,6 +114,8 @@ class Compiled:
     seconds: float = 0.0
     digital: DigitalProgram | None = None
     """The DREG program, for a filter on the digital plane (then `program` is its macro plan)."""
+    superpixel: SuperpixelProgram | None = None
+    """The superpixel program (words and pattern loads), for a filter in superpixel mode."""
     level: str = "macro"
     """`bus` or `macro` (`OUTPUT_LEVELS`): what the C is written in."""
     micro_ops: tuple[MicroOp, ...] | None = None
@@ -136,6 +140,8 @@ class Compiled:
         level every macro's own), one array per kernel: `[kernel, row, column]`. `image` is 2-D for one
         input channel, else `[channel, row, column]`; `noise` a `Noise` or the standard deviation of each
         bus transfer."""
+        if self.superpixel is not None:  # one value per tile, two's complement modulo 2^bits
+            return self._superpixel_outputs(self._images(image), seed)
         if self.digital is not None:  # exact integers, in the kernel's units (the program computes 2^depth x)
             images = self._images(image)
             widths = [self.digital.encoding.input_width(z) for z in range(len(self.digital.inputs))]
@@ -155,13 +161,30 @@ class Compiled:
             outputs = simulate(self.program, self._images(image), noise=noise, seed=seed)
         return np.stack(outputs)
 
+    def _superpixel_outputs(self, images: np.ndarray, seed: int) -> np.ndarray:
+        """The superpixel program's outputs on tile images (one value per tile), as signed integers in the
+        kernel's units."""
+        assert self.superpixel is not None
+        bits = self.superpixel.superpixel.bits
+        if (images != np.round(images)).any():
+            raise CainError(
+                f"{self.name}: the superpixel program takes integer tile images (see Compiled.quantized)"
+            )
+        wrapped = np.mod(images.astype(np.int64), 1 << min(bits, 62)).astype(np.uint64)
+        out = np.stack(self.superpixel.run(wrapped, seed=seed)).astype(np.float64)
+        out = np.where(out >= 2.0 ** (bits - 1), out - 2.0**bits, out)
+        return out / 2**self.depth
+
     def quantized(self, image: Any) -> np.ndarray:
         """`image` (`[channel, row, column]` or 2-D) stretched over each channel's digital input width and rounded:
         what a digital program reads (unchanged on the analogue plane)."""
         images = self._images(image)
-        if self.digital is None:
+        if self.superpixel is not None:  # positive values of at most 8 bits, so that sums rarely wrap
+            widths = [max(1, min(8, self.superpixel.superpixel.bits - 4))] * len(images)
+        elif self.digital is None:
             return images
-        widths = [self.digital.encoding.input_width(z) for z in range(len(self.digital.inputs))]
+        else:
+            widths = [self.digital.encoding.input_width(z) for z in range(len(self.digital.inputs))]
         top = np.array([(1 << w) - 1 for w in widths], dtype=np.float64)[:, None, None]
         low = images.min(axis=(-2, -1), keepdims=True)
         span = np.maximum(images.max(axis=(-2, -1), keepdims=True) - low, 1e-12)
@@ -315,6 +338,27 @@ class SearchOptions:
         return self.time if self.time is not None or self.budget is not None else DEFAULT_TIME
 
 
+def _compile_superpixel(filt: Filter, search: SearchOptions, start: float, max_icws: int) -> Compiled:
+    """A superpixel filter compiled (`cain.search.superpixel`): its verified words and pattern loads as C."""
+    assert filt.superpixel is not None
+    program = compile_superpixel(
+        filt, filt.superpixel, budget=search.budget, seed=search.seed, time=search.time
+    )
+    function = emit_superpixel(program, [c for c, _ in filt.inputs], max_icws)
+    assert program.plan is not None
+    return Compiled(
+        filt,
+        program.plan,
+        emit_module([]) + function + "\n",
+        function,
+        {"superpixel": "\n".join(str(i) for i in program.items)},
+        program.macros,
+        program.icws,
+        clock.perf_counter() - start,
+        superpixel=program,
+    )
+
+
 def compile_filter(
     filt: Filter,
     search: SearchOptions = SearchOptions(),
@@ -330,11 +374,14 @@ def compile_filter(
     other's is printed. Each level is verified once (`cain.backend.verify.remember`). With a time budget,
     each plan's synthesis ends by the end of its search's part of the budget (the first half, the second),
     keeping what it found by then or the macros' own expansion; with a node budget, by `SYNTHESIS.work`.
-    For the digital plane: the digital search, lowering and verification (`cain.backend.digital`). A
+    For the digital plane: the digital search, lowering and verification (`cain.backend.digital`); for
+    superpixels, `cain.search.superpixel`. A
     program longer than `max_icws` is printed as several SDK kernels (`cain.backend.split`)."""
     check_level(level)
     check_max_icws(max_icws)
     start = clock.perf_counter()
+    if filt.superpixel is not None:
+        return _compile_superpixel(filt, search, start, max_icws)
     if filt.encoding is not None:
         digital = compile_digital(
             filt, filt.encoding, budget=search.budget, seed=search.seed, time=search.time

@@ -79,6 +79,12 @@ def summary(result: Compiled) -> str:
         length = (
             f"{result.icws} ICWs at bus level ({result.macros} macros, {result.program.icws} ICWs expanded)"
         )
+    if result.superpixel is not None:
+        return (
+            f"{result.name}: {result.icws} ICWs and {result.superpixel.loads} pattern loads on "
+            f"{result.superpixel.layout.width}x{result.superpixel.layout.height} superpixels ({result.macros} "
+            f"macros), depth {result.depth}; approximation error {errors}; verified bit for bit in the DREG simulator"
+        )
     return (
         f"{result.name}: {length}, depth {result.depth}; "
         f"approximation error {errors}; verified (symbolically and in the simulator)"

@@ -13,6 +13,7 @@ import numpy as np
 
 from cain.api import Compiled
 from cain.diagnostics import CainError
+from cain.model.superpixel import Layout
 
 SAMPLE_IMAGES = ("camera", "astronaut", "coffee", "moon", "brick", "coins")
 """scikit-image's sample photographs the command offers."""
@@ -81,13 +82,35 @@ def _show_weights(ax, matrices: list[np.ndarray], title: str, limit: float) -> N
     ax.set_axis_off()
 
 
+def _draw_layout(ax, layout: Layout) -> None:
+    """The superpixel tile: each PE coloured by its bank and labelled `bank.bit`, the bit order as a path."""
+    ax.cla()
+    grid = layout.bank_grid()
+    banks = np.array([[-1 if c is None else c[0] for c in row] for row in grid], dtype=float)
+    ax.imshow(np.ma.masked_less(banks, 0), cmap="tab10", vmin=0, vmax=9, alpha=0.5)
+    for r, row in enumerate(grid):
+        for c, cell in enumerate(row):
+            if cell is not None and layout.width <= 16:
+                ax.text(c, r, f"{cell[0]}.{cell[1]}", ha="center", va="center", fontsize=7)
+    for bank in layout.banks:
+        ax.plot([c for _, c in bank], [r for r, _ in bank], color="black", linewidth=1)
+    ax.set_title(f"tile {layout.width}x{layout.height}: bank.bit, bit order", fontsize=9)
+    ax.set_xticks([])
+    ax.set_yticks([])
+
+
 def picture(
     result: Compiled, path: str | Path, *, image: str = "camera", noise: float = DEFAULT_NOISE, seed: int = 0
 ) -> Path:
     """Draw `result` (see the module's docstring) into the PNG `path`; one row per kernel."""
     plt, _ = require_pictures()
     f = result.filter
-    images = result.quantized(photo(image, len(f.inputs)))
+    photos = photo(image, len(f.inputs))
+    if result.superpixel is not None:  # one pixel per tile: the photograph averaged over each tile
+        lay = result.superpixel.layout
+        photos = photos.reshape(len(photos), SIZE // lay.height, lay.height, SIZE // lay.width, lay.width)
+        photos = photos.mean(axis=(2, 4))
+    images = result.quantized(photos)
     exact = result.exact(images)
     clean = result.simulate(images)
     noisy = result.simulate(images, noise=noise, seed=seed)
@@ -118,6 +141,11 @@ def picture(
                 title += f"\nRMS difference {rms:.3g}"
             a.set_title(title, fontsize=9)
             a.set_axis_off()
+        if result.superpixel is not None:
+            if k == 0:
+                _draw_layout(ax[5], result.superpixel.layout)
+            else:
+                ax[5].set_axis_off()
     fig.suptitle(f"{f.name}: {result.macros} macros, {result.icws} ICWs", fontsize=11)
     fig.tight_layout()
     out = Path(path)

@@ -31,6 +31,7 @@ from xdsl.printer import Printer
 from xdsl.traits import IsolatedFromAbove, NoTerminator, SymbolOpInterface
 from xdsl.utils.exceptions import VerifyException
 
+from cain.diagnostics import CainError
 from cain.model.approx import approximate_kernel, format_fraction, rounding_error
 from cain.model.dreg import Encoding
 from cain.model.filter import Filter, Kernel
@@ -467,7 +468,12 @@ def encoding_of(attributes: Mapping[str, Attribute]) -> Encoding | None:
 
 
 def filter_to_op(f: Filter) -> FilterOp:
-    """The `goal.filter` op of a filter."""
+    """The `goal.filter` op of a filter (not of a superpixel filter: the goal IR carries no tile layout)."""
+    if f.superpixel is not None:
+        raise CainError(
+            f"{f.name}: superpixel mode compiles with `cain` or cain.compile; the goal IR (cain-opt) does not "
+            "carry a tile layout"
+        )
     ops: list[InputOp | KernelOp] = [InputOp(channel, register) for channel, register in f.inputs]
     ops += [KernelOp(k.name, k.register, k.weights, k.goal, k.error) for k in f.kernels]
     op = FilterOp(f.name, f.depth, f.registers, f.instruction_set, ops)

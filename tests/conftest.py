@@ -35,6 +35,8 @@ SLOW_LIT = (
     "convert-linalg-to-goal/",
     "regalloc/errors.mlir",
     "digital/pipeline.cain",
+    "superpixel/pipeline.cain",
+    "superpixel/java.cain",
 )
 """Lit tests left to the full suite: searches of hundreds to thousands of nodes, exact proofs, the readers'
 errors one file each (tests/frontend/ checks each message and place in-process) and the

@@ -739,5 +739,9 @@ def emit_digital(program: DigitalProgram, channels: Sequence[str], limit: int = 
         heap = ["scamp5_kernel_api::move_to_heap(true);"] if len(kernels) > 1 else []
         if heap:
             lines.append(f"    // kernel {k + 1} of {len(kernels)}: {len(words)} ICWs")
-        lines += ["    scamp5_kernel_begin();", *(f"        {w}" for w in [*heap, *words]), "    scamp5_kernel_end();"]
+        lines += [
+            "    scamp5_kernel_begin();",
+            *(f"        {w}" for w in [*heap, *words]),
+            "    scamp5_kernel_end();",
+        ]
     return "\n".join([*lines, "}"])

@@ -11,7 +11,7 @@ from collections.abc import Iterable, Mapping, Sequence
 
 import numpy as np
 
-from cain.model.dreg import DREGS, FLAGS, Word, check_word
+from cain.model.dreg import DREGS, FLAGS, MASKED, Load, Word, check_word
 from cain.model.isa import SimulationError
 
 NEIGHBOUR: dict[str, tuple[int, int]] = {"north": (-1, 0), "south": (1, 0), "east": (0, 1), "west": (0, -1)}
@@ -29,11 +29,26 @@ def _from_neighbour(plane: np.ndarray, side: str) -> np.ndarray:
     return out
 
 
+def pattern_plane(load: Load, shape: tuple[int, ...]) -> np.ndarray:
+    """The plane `scamp5_load_pattern` writes, on an array window whose row i has address i and column j
+    address 255 - j (the SDK counts columns from the east): the north-west corner of the device."""
+    rows = np.arange(shape[-2])[:, None]
+    cols = 255 - np.arange(shape[-1])[None, :]
+    hit = ((rows | load.rx) == (load.r | load.rx)) & ((cols | load.cx) == (load.c | load.cx))
+    return np.broadcast_to(hit, shape).copy()
+
+
 def run_words(
-    words: Iterable[Word], planes: Mapping[str, np.ndarray], registers: Sequence[str] = DREGS
+    words: Iterable[Word | Load],
+    planes: Mapping[str, np.ndarray],
+    registers: Sequence[str] = DREGS,
+    rng: np.random.Generator | None = None,
 ) -> dict[str, np.ndarray]:
-    """Execute `words` on DREG planes (`{register: bool array}`) of the register file `registers`; a register
-    read before it is written raises SimulationError."""
+    """Execute `words` (and host pattern loads) on DREG planes (`{register: bool array}`) of the register file
+    `registers`; a register read before it is written raises SimulationError. A write to R12 lands only
+    where R0 = 1. With `rng`, a PE with no direction flag set reads random bits under `DNEWS0` (the SDK does
+    not say what it reads: reference section 8), else 0 (as JSS); a `DNEWS0` into R12 is refused, since
+    whether R0 masks it is not known either."""
     state = dict(planes)
     shape = next(iter(state.values())).shape if state else None
 
@@ -43,23 +58,44 @@ def run_words(
         return state[name]
 
     for word in words:
-        check_word(word, registers)
-        if word.kind in ("SET", "CLR"):
-            if shape is None:
-                raise SimulationError(f"{word}: the array's shape is unknown (no register holds a value)")
-            value = np.full(shape, word.kind == "SET")
-        elif word.kind in ("MOV", "OR", "NOR", "NOT"):
-            value = np.logical_or.reduce([read(s) for s in word.srcs])
-            if word.kind in ("NOR", "NOT"):
-                value = ~value
-        else:  # DNEWS0: OR over the neighbours each PE has flagged
-            (src,) = word.srcs
-            value = np.zeros_like(read(src))
-            for side, flag in FLAGS.items():
-                value |= read(flag) & _from_neighbour(read(src), side)
+        if isinstance(word, Load):
+            if shape is None or word.dest not in registers:
+                raise SimulationError(f"{word}: no array, or {word.dest} is not a writable DREG")
+            value = pattern_plane(word, shape)
+        else:
+            check_word(word, registers)
+            value = _value(word, read, shape, rng)
         for d in word.dests:
+            if d in MASKED:
+                mask = read(MASKED[d])
+                value = np.where(mask, value, read(d) if d in state else False)
             state[d] = value.copy()
     return state
+
+
+def _value(word: Word, read, shape, rng: np.random.Generator | None) -> np.ndarray:
+    """The plane one kernel word computes."""
+    if word.kind in ("SET", "CLR"):
+        if shape is None:
+            raise SimulationError(f"{word}: the array's shape is unknown (no register holds a value)")
+        return np.full(shape, word.kind == "SET")
+    if word.kind in ("MOV", "OR", "NOR", "NOT"):
+        value = np.logical_or.reduce([read(s) for s in word.srcs])
+        return ~value if word.kind in ("NOR", "NOT") else value
+    # DNEWS0: OR over the neighbours each PE has flagged
+    (src,) = word.srcs
+    if rng is not None and any(d in MASKED for d in word.dests):
+        raise SimulationError(
+            f"{word}: whether R0 masks a DNEWS0 into R12 is unknown; move into a scratch DREG"
+        )
+    value = np.zeros_like(read(src))
+    flagged = np.zeros_like(value)
+    for side, flag in FLAGS.items():
+        value |= read(flag) & _from_neighbour(read(src), side)
+        flagged |= read(flag)
+    if rng is not None:
+        value = np.where(flagged, value, rng.random(value.shape) < 0.5)
+    return value
 
 
 def to_planes(values: np.ndarray, registers: Iterable[str], signed: bool = False) -> dict[str, np.ndarray]:

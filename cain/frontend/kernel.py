@@ -32,6 +32,7 @@ from cain.frontend.options import (
     OVERRIDE_KEYS,
     digital_encoding,
     n_entries,
+    superpixel_encoding,
 )
 from cain.model.approx import ApproximationError, approximate, format_fraction
 from cain.model.filter import Filter, Kernel
@@ -289,7 +290,8 @@ class _FilterReader:
         )
         instructions = str(options.get("instructions", DEFAULT_INSTRUCTION_SET))
         encoding = digital_encoding(options, len(inputs), self.source.error)
-        return Filter(self.name(), tuple(inputs), kernels, depth, self.registers, instructions, encoding)
+        sp = superpixel_encoding(options, len(inputs), len(kernels), self.source.error, depth)
+        return Filter(self.name(), tuple(inputs), kernels, depth, self.registers, instructions, encoding, sp)
 
     def name(self) -> str:
         """The `filter` line's name, or else the file's stem."""
@@ -336,7 +338,7 @@ class _FilterReader:
         """An option's value as written, before its check."""
         if key in ("registers", "dregs"):
             return _names(values, key, self.source)
-        if key == "input_bits":
+        if key in ("input_bits", "tile", "input_banks", "output_banks", "bias"):
             return [_ratio(*(*_parts(v), None)[:2], self.source) for v in values]
         token, denominator = (*_parts(_single(values, key, self.source)), None)[:2]
         if key == "instructions":

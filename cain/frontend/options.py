@@ -4,11 +4,13 @@ command line, so a value means the same wherever it is given."""
 from __future__ import annotations
 
 import re
+from dataclasses import replace
 from fractions import Fraction
 
 from cain.model.approx import format_fraction
 from cain.model.dreg import DATA_DREGS, DREGS, FLAGS, Encoding
 from cain.model.isa import INSTRUCTION_SETS, NEIGHBOUR_NEWS, NEWS
+from cain.model.superpixel import ORDERS, LayoutError, Superpixel, hilbert, snake
 
 DEFAULT_MAX_DEPTH = 8
 DEFAULT_MAX_ERROR = Fraction(0)
@@ -21,10 +23,18 @@ OPTIONS: dict[str, str] = {
     "max_error": "largest total absolute approximation error over all kernels, a number >= 0",
     "registers": "the register file, e.g. A B C D E F",
     "instructions": f"the instruction set: {' | '.join(INSTRUCTION_SETS)}",
-    "mode": "the PE plane to compute on: analogue | digital",
-    "bits": "digital: the width of every value, which then wraps modulo 2^bits (default: exact widths)",
+    "mode": "the PE plane to compute on: analogue | digital | superpixel",
+    "bits": "digital: the width of every value, which then wraps modulo 2^bits (default: exact widths); "
+    "superpixel: the bits of each bank (default: all its PEs)",
     "input_bits": "digital: the width of each input channel (one value for all, or one per channel)",
     "dregs": f"digital: the DREGs free for data (default {' '.join(DATA_DREGS)})",
+    "tile": "superpixel: the tile's width and height in PEs, powers of 2 (default 4 4)",
+    "banks": "superpixel: how many values a tile holds, as strips of rows (default 1)",
+    "order": f"superpixel: the bit order in each bank: {' | '.join(ORDERS)} (default snake)",
+    "input_banks": "superpixel: the bank each input arrives in (one for all, or one per channel; default 0)",
+    "output_banks": "superpixel: the bank each output ends in (one for all, or one per kernel; default 0)",
+    "bias": "superpixel: a number added to each output after its kernel (one for all, or one per kernel)",
+    "activation": "superpixel: relu (negative outputs become 0) or none (default)",
 }
 """The options a kernel file may set, with what each expects."""
 
@@ -108,7 +118,8 @@ def check_instruction_set(value: object) -> str:
     return str(value)
 
 
-MODES = ("analogue", "digital")
+MODES = ("analogue", "digital", "superpixel")
+SUPERPIXEL_OPTIONS = ("tile", "banks", "order", "input_banks", "output_banks", "bias", "activation")
 DIGITAL_OPTIONS = ("bits", "input_bits", "dregs")
 DEFAULT_INPUT_BITS = 1
 """Without `input_bits` (nor `bits`), digital inputs are binary images."""
@@ -166,6 +177,13 @@ CHECKS = {
     "bits": check_bits,
     "input_bits": check_input_bits,
     "dregs": check_dregs,
+    "tile": lambda v: check_tile(v),
+    "banks": lambda v: _width(v, "banks", 64),
+    "order": lambda v: check_order(v),
+    "input_banks": lambda v: check_bank_list(v, "input_banks"),
+    "output_banks": lambda v: check_bank_list(v, "output_banks"),
+    "bias": lambda v: check_bias(v),
+    "activation": lambda v: check_activation(v),
 }
 """Option (as a kernel file names it) -> the function that checks and converts its value."""
 
@@ -174,7 +192,8 @@ def digital_encoding(options: dict[str, object], channels: int, error=ValueError
     """The digital encoding the options ask for (None for the analogue plane); `error(message)` builds the
     exception for options that do not fit together."""
     if options.get("mode", "analogue") != "digital":
-        given = [k for k in DIGITAL_OPTIONS if k in options]
+        allowed = ("bits",) if options.get("mode") == "superpixel" else ()
+        given = [k for k in DIGITAL_OPTIONS if k in options and k not in allowed]
         if given:
             raise error(f"option {given[0]} is for the digital plane: add `option mode = digital`")
         return None
@@ -186,3 +205,96 @@ def digital_encoding(options: dict[str, object], channels: int, error=ValueError
     if len(widths) != channels:
         raise error(f"input_bits gives {n_entries(len(widths))} for {channels} input channels")
     return Encoding(tuple(widths), bits, options.get("dregs", DATA_DREGS))  # type: ignore[arg-type]
+
+
+def check_tile(value: object) -> tuple[int, int]:
+    """A tile size: `W H`, or `N` for a square, powers of 2 from 1 to 64."""
+    items = value if isinstance(value, list | tuple) else [value]
+    sizes = [_width(v, "tile", 64) for v in items]
+    if len(sizes) not in (1, 2) or any(n & (n - 1) for n in sizes):
+        raise ValueError(f"tile must be a width and a height, powers of 2 from 1 to 64, not {value}")
+    return (sizes[0], sizes[-1])
+
+
+def check_order(value: object) -> str:
+    if value not in ORDERS:
+        raise ValueError(f"unknown bit order '{value}' (choose from {', '.join(ORDERS)})")
+    return str(value)
+
+
+def check_bank_list(value: object, what: str) -> tuple[int, ...]:
+    """Bank numbers: one for all, or one per channel or kernel."""
+    items = value if isinstance(value, list | tuple) else [value]
+    out = []
+    for v in items:
+        if isinstance(v, Fraction | str) and re.fullmatch(r"\d+", str(v).strip()):
+            v = int(str(v))
+        if not isinstance(v, int) or isinstance(v, bool) or not 0 <= v < 64:
+            raise ValueError(f"{what} must be bank numbers from 0 to 63, not '{v}'")
+        out.append(v)
+    return tuple(out)
+
+
+def check_bias(value: object) -> tuple[Fraction, ...]:
+    """Biases: numbers (one for all kernels, or one per kernel)."""
+    items = value if isinstance(value, list | tuple) else [value]
+    out = []
+    for v in items:
+        try:
+            out.append(Fraction(str(v).strip()) if isinstance(v, str) else Fraction(v))  # type: ignore[arg-type]
+        except (ValueError, TypeError, ZeroDivisionError):
+            raise ValueError(f"bias must be numbers, not '{v}'") from None
+    return tuple(out)
+
+
+def check_activation(value: object) -> str:
+    if value not in ("relu", "none"):
+        raise ValueError(f"unknown activation '{value}' (choose from relu, none)")
+    return str(value)
+
+
+def superpixel_encoding(
+    options: dict[str, object], channels: int, kernels: int, error=ValueError, depth: int = 0
+) -> Superpixel | None:
+    """The superpixel layout and banks the options ask for (None for another plane); `error(message)` builds
+    the exception for options that do not fit together."""
+    if options.get("mode") != "superpixel":
+        given = [k for k in SUPERPIXEL_OPTIONS if k in options]
+        if given:
+            raise error(f"option {given[0]} is for superpixels: add `option mode = superpixel`")
+        return None
+    width, height = options.get("tile", (4, 4))  # type: ignore[misc]
+    banks = int(options.get("banks", 1))  # type: ignore[call-overload]
+    try:
+        if options.get("order", "snake") == "hilbert":
+            if banks != 1 or width != height:
+                raise LayoutError("a Hilbert order fills one square tile: use banks = 1 and a square tile")
+            layout = hilbert(width)
+        else:
+            layout = snake(width, height, banks)
+        if "bits" in options:
+            bits = int(options["bits"])  # type: ignore[call-overload]
+            if bits > layout.bits:
+                raise LayoutError(f"bits = {bits} does not fit a bank of {layout.bits} PEs")
+            layout = replace(layout, banks=tuple(b[:bits] for b in layout.banks))
+    except LayoutError as e:
+        raise error(str(e)) from None
+    lists = []
+    for key, n in (("input_banks", channels), ("output_banks", kernels)):
+        items = tuple(options.get(key, (0,)))  # type: ignore[arg-type]
+        items = items * n if len(items) == 1 else items
+        if len(items) != n or any(b >= len(layout.banks) for b in items):
+            raise error(f"{key} needs one bank (0 to {len(layout.banks) - 1}) for all or one per {n}")
+        lists.append(items)
+    bias: tuple[int, ...] = ()
+    if "bias" in options:
+        given = tuple(options["bias"])  # type: ignore[arg-type]
+        given = given * kernels if len(given) == 1 else given
+        if len(given) != kernels:
+            raise error(f"bias needs one number for all kernels or one per kernel ({kernels})")
+        scaled = [Fraction(b) * 2**depth for b in given]
+        if any(b.denominator != 1 for b in scaled):
+            raise error(f"bias x 2^{depth} (the depth) must be a whole number: the outputs are integers")
+        bias = tuple(int(b) for b in scaled)
+    relu = (True,) * kernels if options.get("activation") == "relu" else ()
+    return Superpixel(layout, lists[0], lists[1], bias=bias, relu=relu)

@@ -105,6 +105,36 @@ class Word:
         return f"{self.kind}({', '.join(self.dests + self.srcs)});"
 
 
+@dataclass(frozen=True)
+class Load:
+    """A host call between kernels, `scamp5_load_pattern(dest, r, c, rx, cx)`: `dest` := 1 on the PEs whose
+    row address matches `r` and column address matches `c` on the bits not set in `rx` / `cx` (rows count
+    from the north, columns from the east), else 0. It ends the running kernel and starts another."""
+
+    dest: str
+    r: int
+    c: int
+    rx: int
+    cx: int
+
+    kind = "LOAD"
+
+    @property
+    def dests(self) -> tuple[str, ...]:
+        return (self.dest,)
+
+    @property
+    def srcs(self) -> tuple[str, ...]:
+        return ()
+
+    def __str__(self) -> str:
+        return f"scamp5_load_pattern({self.dest}, 0x{self.r:02x}, 0x{self.c:02x}, 0x{self.rx:02x}, 0x{self.cx:02x});"
+
+
+MASKED: dict[str, str] = {"R12": "R0"}
+"""Writes to R12 land only where R0 = 1 (reference section 1: the R0/R12 idiom)."""
+
+
 def check_word(word: Word, registers: Sequence[str] = DREGS) -> None:
     """Raise SimulationError unless `word` is a legal SDK kernel instruction on `registers`."""
     if word.kind not in WORDS:

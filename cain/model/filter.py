@@ -9,6 +9,7 @@ from fractions import Fraction
 from cain.model.dreg import Encoding
 from cain.model.goal import Goal
 from cain.model.isa import DEFAULT_REGISTERS
+from cain.model.superpixel import Superpixel
 
 
 @dataclass(frozen=True)
@@ -47,6 +48,8 @@ class Filter:
     instruction_set: str = "all"
     encoding: Encoding | None = None
     """For the digital plane: how values are held in DREGs (None: the analogue plane)."""
+    superpixel: Superpixel | None = None
+    """For superpixel mode: the tile layout and the banks of inputs and outputs (None: another plane)."""
 
     @staticmethod
     def of_goals(

@@ -1,0 +1,116 @@
+"""The superpixel mode's plans: the shared reverse search (with the digital mode's two searches and its
+scheduling) run on the integer kernels, each plan scored by its cost once lowered to words and pattern loads
+on the tile layout (`cain.backend.superpixel`: ICWs + `LOAD_COST` per load); the cheapest is verified bit for
+bit and kept."""
+
+from __future__ import annotations
+
+import time as clock
+from dataclasses import replace
+
+from cain.backend.digital import DigitalAllocationError, schedule
+from cain.backend.superpixel import (
+    STRATEGIES,
+    SuperpixelProgram,
+    ensure_superpixel_verified,
+    superpixel_program,
+)
+from cain.diagnostics import CainError
+from cain.model.dreg import Encoding
+from cain.model.filter import Filter
+from cain.model.program import Program
+from cain.model.superpixel import Superpixel
+from cain.search.config import DEFAULT_TIME
+from cain.search.digital import LEAST_SHARE, configs, integer_filter
+from cain.search.engine import search
+
+
+class Lowered:
+    """Every plan lowered so far (in its order and `schedule`'s, under each flag strategy): the search's
+    score of a plan, and the pool the program is chosen from."""
+
+    def __init__(self, filt: Filter, sp: Superpixel):
+        self.filt = filt
+        self.sp = sp
+        self.widths = Encoding((sp.bits,) * len(filt.inputs), sp.bits)
+        self.programs: dict[tuple, SuperpixelProgram | None] = {}
+        self.failures: list[CainError] = []
+
+    def program(self, plan: Program) -> SuperpixelProgram | None:
+        """The cheapest program of `plan` (None: it does not fit the DREG file, or cannot be lowered)."""
+        key = (tuple(plan.inputs), tuple(plan.instrs), tuple(plan.outputs))
+        if key not in self.programs:
+            best = None
+            for ordered in (plan, schedule(plan, self.widths)):
+                for strategy in STRATEGIES:
+                    try:
+                        program = superpixel_program(ordered, self.filt, self.sp, strategy)
+                    except CainError as e:
+                        self.failures.append(e)
+                        continue
+                    if best is None or (program.cost, program.icws) < (best.cost, best.icws):
+                        best = program
+            self.programs[key] = best
+        return self.programs[key]
+
+    def score(self, plan: Program) -> int | None:
+        program = self.program(plan)
+        return None if program is None else program.cost
+
+    def best(self) -> SuperpixelProgram:
+        """The cheapest program lowered; else the clear error of why none fits."""
+        found = [p for p in self.programs.values() if p is not None]
+        if found:
+            return min(found, key=lambda p: (p.cost, p.icws, p.macros))
+        short = [e for e in self.failures if isinstance(e, DigitalAllocationError)]
+        if short:
+            raise min(short, key=lambda e: e.needed)
+        if self.failures:
+            raise self.failures[0]
+        raise CainError(f"superpixel: the search found no plan for {self.filt.name}")
+
+
+SEARCH_REGISTERS = ("A", "B", "C", "D", "E", "F")
+"""The register file the search plans in (its pruning only): the DREG file's limit is the allocation's."""
+
+
+def search_filter(filt: Filter) -> Filter:
+    """The integer kernels of `filt` on registers the search knows (a superpixel filter's registers are
+    `bank:REG` names or the analogue defaults; its values live in DREG planes, not in them)."""
+    integer = integer_filter(filt)
+    n = max(len(filt.inputs), len(filt.kernels))
+    registers = SEARCH_REGISTERS if n < len(SEARCH_REGISTERS) else tuple(f"V{i}" for i in range(n + 2))
+    return Filter.of_goals(
+        filt.name,
+        integer.final_goals(),
+        0,
+        registers[: len(filt.inputs)],
+        registers[: len(filt.kernels)],
+        registers,
+    )
+
+
+def compile_superpixel(
+    filt: Filter,
+    sp: Superpixel,
+    budget: int | None = None,
+    seed: int = 0,
+    time: float | None = None,
+) -> SuperpixelProgram:
+    """The verified superpixel program of least cost the searches found for `filt` within `budget` search
+    nodes (deterministic) or `time` seconds (with neither, `DEFAULT_TIME`)."""
+    start = clock.perf_counter()
+    seconds = time if time is not None or budget is not None else DEFAULT_TIME
+    lowered = Lowered(filt, sp)
+    integer = search_filter(filt)
+    for config in configs(budget, seconds, seed, fixed=True):
+        if seconds is not None and config.time_budget is not None:
+            left = config.time_budget - (clock.perf_counter() - start)
+            config = replace(config, time_budget=max(left, LEAST_SHARE * seconds))
+        result = search(integer, replace(config, score=lowered.score))
+        plan = result.plan or result.program
+        if plan is not None:
+            lowered.program(plan)
+    best = lowered.best()
+    ensure_superpixel_verified(best, seed)
+    return best
