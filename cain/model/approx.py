@@ -73,9 +73,7 @@ def rounding_error(weights: Weights, depth: int, goal: Goal) -> Fraction:
     for atom in exact.keys() | goal.as_dict().keys():
         count, near = goal.count(atom), nearest.count(atom)
         if count != near and (near == 0 or count != _toward_zero(near)):
-            raise ValueError(
-                f"the count at {atom} is {count}, neither the nearest ({near}) nor one atom toward zero"
-            )
+            raise ValueError(f"the count at {atom} is {count}, neither the nearest ({near}) nor one atom toward zero")
         error += abs(exact.get(atom, Fraction(0)) - Fraction(count, 2**depth))
     return error
 

@@ -145,10 +145,7 @@ class Goal:
             radius = max(abs(x0), abs(x1), abs(y0), abs(y1))
         counts = self.as_dict()
         return [
-            [
-                [counts.get((x, y, z), 0) for x in range(-radius, radius + 1)]
-                for y in range(radius, -radius - 1, -1)
-            ]
+            [[counts.get((x, y, z), 0) for x in range(-radius, radius + 1)] for y in range(radius, -radius - 1, -1)]
             for z in range(channels)
         ]
 

@@ -429,11 +429,7 @@ def _build(
                 if not low_next and (common := _common(top, top_next))[0] > saved:
                     _, part, shift, top, after = common
                     acc, here = _walk(b, None, part, sources, None, final=False)
-                    shared[partner] = (
-                        acc,
-                        None if here is None else (here[0] + shift[0], here[1] + shift[1]),
-                        after,
-                    )
+                    shared[partner] = acc, None if here is None else (here[0] + shift[0], here[1] + shift[1]), after
                     saved = 0
             if saved > 0:  # the rest by Horner's rule, and the earlier kernel added, moved, in the last walk
                 low, top = _levels(rest, e)
@@ -566,13 +562,7 @@ def _common(a: Terms, b: Terms) -> tuple[int, Terms, Position, Terms, Terms]:
 
     d = max(_OFFSETS, key=lambda d: (_size(common(d)), -abs(d[0]) - abs(d[1]), d))
     part = common(d)
-    return (
-        _size(part),
-        _terms(part),
-        d,
-        _terms(_minus(counts_a, part)),
-        _terms(_minus(counts_b, _moved(part, d))),
-    )
+    return _size(part), _terms(part), d, _terms(_minus(counts_a, part)), _terms(_minus(counts_b, _moved(part, d)))
 
 
 def _cost(goal: Goal, e: int, doubling: bool = False) -> int:

@@ -672,9 +672,7 @@ class ExactSearch:
                     self._forward(min(self.max_horizon, k - 1))
                 self._visit(self.root, self.canonical(self.root), k, [], k)
             except _Found as found:
-                return ExactResult(
-                    found.program, found.plan, proven, proven == k, self.nodes, Stopped.OPTIMAL
-                )
+                return ExactResult(found.program, found.plan, proven, proven == k, self.nodes, Stopped.OPTIMAL)
             except OutOfBudget as stop:
                 return ExactResult(None, None, proven, False, self.nodes, stop.reason)
             if not self.rejected and proven == k:

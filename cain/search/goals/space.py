@@ -270,14 +270,7 @@ class Space:
 
     def forget(self) -> None:
         """Empty the memoised pair generation (to free memory; it is rebuilt as needed)."""
-        memos = (
-            self._splits,
-            self._triples,
-            self._relations,
-            self._contains,
-            self._split_forms,
-            self._unary_forms,
-        )
+        memos = (self._splits, self._triples, self._relations, self._contains, self._split_forms, self._unary_forms)
         for table in (*memos, self._costs):
             table.clear()
 
@@ -832,9 +825,7 @@ class Space:
                 same = self._one_value(f, ids, off)
                 if same is not None:
                     main.append(same)
-        moved_pats = frozenset(
-            self.tpat[p] for f, parts, _ in others for p, sh in zip(parts, f.shifted) if sh
-        )
+        moved_pats = frozenset(self.tpat[p] for f, parts, _ in others for p, sh in zip(parts, f.shifted) if sh)
         kept = frozenset(p for f, parts, _ in others for p, sh in zip(parts, f.shifted) if not sh)
         lows = frozenset(lo for _, _, lowers in main for lo in lowers)
         r = (main, others, moved_pats, kept, lows)

@@ -118,9 +118,7 @@ def kernel_by_kernel(
         bases = tuple((filt.kernels[j].register, filt.kernels[j].goal) for j in done)
         if constructive and len(rest) > 1:
             free = tuple(r for r in registers if r not in taken)
-            together = constructive(
-                replace(filt, kernels=tuple(filt.kernels[k] for k in rest), registers=free), bases
-            )
+            together = constructive(replace(filt, kernels=tuple(filt.kernels[k] for k in rest), registers=free), bases)
             if together is not None:
                 offer([*parts, (rest, together, done)])
         sub = sub_filter(filt, i, n < len(order) - 1, taken, registers)
