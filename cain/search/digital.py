@@ -9,6 +9,7 @@ import time as clock
 from collections.abc import Sequence
 from dataclasses import replace
 from functools import partial
+from typing import Protocol
 
 from cain.backend.digital import (
     DigitalAllocationError,
@@ -147,6 +148,30 @@ def configs(budget: int | None, seconds: float | None, seed: int, fixed: bool) -
     ]
 
 
+class Scored(Protocol):
+    """What lowers a plan to a device program and scores it (`Lowered` here, and the superpixel one)."""
+
+    def score(self, plan: Program) -> int | None: ...
+
+    def program(self, plan: Program) -> object: ...
+
+
+def plan_searches(
+    integer: Filter, lowered: Scored, searches: Sequence[SearchConfig], seconds: float | None, start: float
+) -> None:
+    """Run `searches` (`configs`) in turn on the integer filter, each scored by `lowered`, and lower each
+    one's plan into it. With a time budget of `seconds` from `start`, each search ends at its own share of
+    it, but runs at least `LEAST_SHARE` of it: the last search always has a plan."""
+    for config in searches:
+        if seconds is not None and config.time_budget is not None:
+            left = config.time_budget - (clock.perf_counter() - start)
+            config = replace(config, time_budget=max(left, LEAST_SHARE * seconds))
+        result = search(integer, replace(config, score=lowered.score))
+        plan = result.plan or result.program
+        if plan is not None:
+            lowered.program(plan)
+
+
 def compile_digital(
     filt: Filter,
     encoding: Encoding,
@@ -164,15 +189,8 @@ def compile_digital(
         raise impossible
     seconds = time if time is not None or budget is not None else DEFAULT_TIME
     lowered = Lowered(filt, encoding)
-    integer = integer_filter(filt)
-    for config in configs(budget, seconds, seed, encoding.bits is not None):
-        if seconds is not None and config.time_budget is not None:
-            left = config.time_budget - (clock.perf_counter() - start)
-            config = replace(config, time_budget=max(left, LEAST_SHARE * seconds))
-        result = search(integer, replace(config, score=lowered.score))
-        plan = result.plan or result.program
-        if plan is not None:
-            lowered.program(plan)
+    searches = configs(budget, seconds, seed, encoding.bits is not None)
+    plan_searches(integer_filter(filt), lowered, searches, seconds, start)
     best = lowered.best()
     ensure_digital_verified(best, seed)
     return best

@@ -6,7 +6,6 @@ bit and kept."""
 from __future__ import annotations
 
 import time as clock
-from dataclasses import replace
 
 from cain.backend.digital import DigitalAllocationError, schedule
 from cain.backend.superpixel import (
@@ -21,8 +20,7 @@ from cain.model.filter import Filter
 from cain.model.program import Program
 from cain.model.superpixel import Superpixel
 from cain.search.config import DEFAULT_TIME
-from cain.search.digital import LEAST_SHARE, configs, integer_filter
-from cain.search.engine import search
+from cain.search.digital import configs, integer_filter, plan_searches
 
 
 class Lowered:
@@ -102,15 +100,7 @@ def compile_superpixel(
     start = clock.perf_counter()
     seconds = time if time is not None or budget is not None else DEFAULT_TIME
     lowered = Lowered(filt, sp)
-    integer = search_filter(filt)
-    for config in configs(budget, seconds, seed, fixed=True):
-        if seconds is not None and config.time_budget is not None:
-            left = config.time_budget - (clock.perf_counter() - start)
-            config = replace(config, time_budget=max(left, LEAST_SHARE * seconds))
-        result = search(integer, replace(config, score=lowered.score))
-        plan = result.plan or result.program
-        if plan is not None:
-            lowered.program(plan)
+    plan_searches(search_filter(filt), lowered, configs(budget, seconds, seed, fixed=True), seconds, start)
     best = lowered.best()
     ensure_superpixel_verified(best, seed)
     return best
