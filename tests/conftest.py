@@ -37,6 +37,9 @@ SLOW_LIT = (
     "digital/pipeline.cain",
     "superpixel/pipeline.cain",
     "superpixel/java.cain",
+    "superpixel/errors.cain",
+    "digital/from-file.mlir",
+    "digital/errors.cain",
 )
 """Lit tests left to the full suite: searches of hundreds to thousands of nodes, exact proofs, the readers'
 errors one file each (tests/frontend/ checks each message and place in-process) and the
