@@ -212,7 +212,8 @@ def check_tile(value: object) -> tuple[int, int]:
     items = value if isinstance(value, list | tuple) else [value]
     sizes = [_width(v, "tile", 64) for v in items]
     if len(sizes) not in (1, 2) or any(n & (n - 1) for n in sizes):
-        raise ValueError(f"tile must be a width and a height, powers of 2 from 1 to 64, not {value}")
+        given = " ".join(str(v) for v in items)
+        raise ValueError(f"tile must be a width and a height, powers of 2 from 1 to 64, not '{given}'")
     return (sizes[0], sizes[-1])
 
 

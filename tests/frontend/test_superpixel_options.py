@@ -37,7 +37,7 @@ def test_options_set_tile_banks_order_bits_and_banks_of_inputs_and_outputs():
 @pytest.mark.parametrize(
     "options, message",
     [
-        ("option tile = 3 4", "powers of 2"),
+        ("option tile = 3 4", "powers of 2 from 1 to 64, not .3 4."),
         ("option banks = 3", "do not split a tile 4 rows high"),
         ("option bits = 17", "does not fit a bank of 16 PEs"),
         ("option order = zigzag", "unknown bit order 'zigzag'"),
