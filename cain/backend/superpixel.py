@@ -129,6 +129,11 @@ class SuperpixelProgram:
     def run(self, images: np.ndarray, seed: int = 0) -> list[np.ndarray]:
         """The outputs (modulo 2^bits) of running the program on tile images `[channel, ..., row, column]`;
         every other DREG starts random, and a PE with no direction flag reads random bits."""
+        if self.superpixel.adc:
+            raise CainError(
+                f"superpixel: {self.name} reads its input through an ADC from an analogue register, not from "
+                "DREG tile images (its verification runs it: verify_converted)"
+            )
         rng = np.random.default_rng(seed)
         lay = self.layout
         shape = (*np.shape(images)[1:-2], np.shape(images)[-2] * lay.height, np.shape(images)[-1] * lay.width)
