@@ -80,10 +80,16 @@ def summary(result: Compiled) -> str:
             f"{result.icws} ICWs at bus level ({result.macros} macros, {result.program.icws} ICWs expanded)"
         )
     if result.superpixel is not None:
+        sp = result.superpixel
+        converted = sp.superpixel.adc or sp.superpixel.dac
+        extra = (
+            f" (ADC / DAC: {sp.analogue[0]} analogue calls, {sp.analogue[1]} scamp5_in)" if converted else ""
+        )
         return (
-            f"{result.name}: {result.icws} ICWs and {result.superpixel.loads} pattern loads on "
-            f"{result.superpixel.layout.width}x{result.superpixel.layout.height} superpixels ({result.macros} "
+            f"{result.name}: {result.icws} ICWs and {sp.loads} pattern loads on "
+            f"{sp.layout.width}x{sp.layout.height} superpixels{extra} ({result.macros} "
             f"macros), depth {result.depth}; approximation error {errors}; verified bit for bit in the DREG simulator"
+            + (" with the ideal analogue model" if converted else "")
         )
     return (
         f"{result.name}: {length}, depth {result.depth}; "

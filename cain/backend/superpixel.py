@@ -20,10 +20,11 @@ saved in data DREGs around them, whichever the ranking (ICWs + `LOAD_COST` per l
 from __future__ import annotations
 
 from collections.abc import Sequence
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 
 import numpy as np
 
+from cain.backend.adc_dac import Analogue, run_mixed
 from cain.backend.c_names import c_identifier
 from cain.backend.digital import DigitalAllocationError, live_peak, word_kernels
 from cain.backend.dreg_sim import run_words
@@ -33,9 +34,10 @@ from cain.diagnostics import CainError
 from cain.model.dreg import DATA_DREGS, DREGS, FLAGS, Load, Word, check_word
 from cain.model.filter import Filter
 from cain.model.goal import Goal
-from cain.model.isa import DIRECTIONS, MACROS, SimulationError
+from cain.model.isa import DEFAULT_REGISTERS, DIRECTIONS, MACROS, NEWS, SimulationError
 from cain.model.program import Program
 from cain.model.superpixel import (
+    Converter,
     Layout,
     LayoutError,
     Superpixel,
@@ -44,7 +46,7 @@ from cain.model.superpixel import (
     pattern_cover,
 )
 
-Item = Word | Load
+Item = Word | Load | Analogue
 LOAD_COST = 4
 """A pattern load ranked as this many ICWs: it is a host call that ends the kernel and starts the next
 (its time on the device is unknown: reference section 8, question 6)."""
@@ -80,6 +82,12 @@ class SuperpixelProgram:
         return sum(isinstance(i, Load) for i in self.items)
 
     @property
+    def analogue(self) -> tuple[int, int]:
+        """(analogue calls in the kernels, host `scamp5_in` calls) of the ADC and DAC."""
+        calls = [i for i in self.items if isinstance(i, Analogue)]
+        return sum(not i.host for i in calls), sum(i.host for i in calls)
+
+    @property
     def kernels(self) -> int:
         """SDK kernels the C runs: the loads split the words, and the kernel store splits long runs."""
         return sum(len(word_kernels(words)) for _, words in segments(self.items) if words)
@@ -94,7 +102,9 @@ class SuperpixelProgram:
 
     @property
     def dregs(self) -> list[str]:
-        used = {r for i in self.items for r in i.dests + i.srcs} | {r for _, r, _ in self.inputs}
+        used = {r for i in self.items for r in i.dests + i.srcs if r in DREGS} | {
+            r for _, r, _ in self.inputs
+        }
         return sorted(used, key=lambda r: int(r[1:]))
 
     def planes(self, values: np.ndarray, bank: int, rng: np.random.Generator) -> np.ndarray:
@@ -119,6 +129,11 @@ class SuperpixelProgram:
     def run(self, images: np.ndarray, seed: int = 0) -> list[np.ndarray]:
         """The outputs (modulo 2^bits) of running the program on tile images `[channel, ..., row, column]`;
         every other DREG starts random, and a PE with no direction flag reads random bits."""
+        if self.superpixel.adc:
+            raise CainError(
+                f"superpixel: {self.name} reads its input through an ADC from an analogue register, not from "
+                "DREG tile images (its verification runs it: verify_converted)"
+            )
         rng = np.random.default_rng(seed)
         lay = self.layout
         shape = (*np.shape(images)[1:-2], np.shape(images)[-2] * lay.height, np.shape(images)[-1] * lay.width)
@@ -354,6 +369,70 @@ class Lowering:
             clear = self.emit("NOR", sign, self.emit("NOR", above, top))
         return self.emit("NOR", self.emit("NOT", v), self.emit("NOT", clear))
 
+    def select(self, pe: tuple[int, int], clear: set[tuple[int, int]]) -> str:
+        """A loaded plane set on `pe` of every tile and clear on the PEs `clear`."""
+        (cube,) = pattern_cover(self.layout.width, self.layout.height, {pe}, clear - {pe})
+        return self.load(cube)
+
+    def adc(self, conv: Converter, bank: int) -> str:
+        """The plane of the analogue value in `conv.register` (the same on every PE of a tile, between two
+        levels in [-2^(n-1), 2^(n-1))), as n = conv.bits bits from bit `conv.unit` of `bank` up, offset
+        binary (level + 2^(n-1)), other bits of the bank 0. Successive approximation, MSB first: every PE
+        compares its residue with the bit's weight (`where`), and the bit's PE keeps FLAG."""
+        a, s, bits = conv.register, conv.scratch, self.layout.banks[bank]
+        self.items += [
+            Analogue("all"),
+            Analogue("in", (s,), -(1 << (conv.bits - 1))),
+            Analogue("sub", (a, a, s)),
+        ]
+        plane = self.emit("CLR")
+        for k in reversed(range(conv.bits)):
+            sel = self.select(bits[conv.unit + k], set(bits))
+            self.items += [
+                Analogue("in", (s,), -(1 << k)),
+                Analogue("add", (a, a, s)),
+                Analogue("where", (a,)),
+            ]
+            below = self.emit("NOT", self.emit("MOV", "FLAG"))
+            self.items.append(Analogue("all"))
+            plane = self.emit("OR", plane, self.emit("NOR", below, self.emit("NOT", sel)))
+            if k:  # the residue back where it was below the weight
+                self.items += [Analogue("WHERE", srcs=(below,)), Analogue("sub", (a, a, s)), Analogue("ALL")]
+        return plane
+
+    def flood(self, plane: str, pe: tuple[int, int]) -> str:
+        """A plane holding on every PE of a tile the bit `plane` has at `pe`: that bit alone, spread west
+        and east, then north and south, never past its tile (2 words per PE of distance)."""
+        lay = self.layout
+        everyone = {(r, c) for r in range(lay.height) for c in range(lay.width)}
+        spread = self.emit("NOR", self.emit("NOT", plane), self.emit("NOT", self.select(pe, everyone)))
+        r, c = pe
+        for side, steps in (
+            ("east", c),
+            ("west", lay.width - 1 - c),
+            ("south", r),
+            ("north", lay.height - 1 - r),
+        ):
+            for _ in range(steps):
+                self.side_flags(side)
+                spread = self.emit("OR", spread, self.dnews(spread))
+        return spread
+
+    def dac(self, plane: str, conv: Converter, bank: int) -> None:
+        """`conv.register` := bits `conv.unit` to `conv.unit + n - 1` of `bank` read as an n-bit two's
+        complement number: each bit flooded over its tile, then `WHERE(bit); add` of its weight."""
+        o, s, bits = conv.register, conv.scratch, self.layout.banks[bank]
+        self.items += [Analogue("all"), Analogue("in", (o,), 0)]
+        for k in range(conv.bits):
+            bit = self.flood(plane, bits[conv.unit + k])
+            weight = -(1 << k) if k == conv.bits - 1 else 1 << k
+            self.items += [
+                Analogue("in", (s,), weight),
+                Analogue("WHERE", srcs=(bit,)),
+                Analogue("add", (o, o, s)),
+                Analogue("ALL"),
+            ]
+
     def macro(self, name: str, operands: Sequence[Value], directions: tuple[str, ...]) -> Value:
         """The value a macro of `cain.model.isa.MACROS` computes, from its terms."""
         m = MACROS[name]
@@ -389,8 +468,11 @@ def lower(plan: Program, filt: Filter, sp: Superpixel, strategy: tuple[str, str]
     values: dict[int, Value] = {}
     inputs = []
     for z, (v, _) in enumerate(plan.inputs):
-        plane = low.fresh()
-        inputs.append(plane)
+        if sp.adc:
+            plane = low.adc(sp.adc, sp.input_banks[z])
+        else:
+            plane = low.fresh()
+            inputs.append(plane)
         values[v] = Value(low.between_banks(plane, sp.input_banks[z], low.bank), Goal.identity(1, z))
     for instr in plan.instrs:
         result = low.macro(instr.macro, [values[o] for o in instr.operands], instr.directions)
@@ -413,6 +495,8 @@ def lower(plan: Program, filt: Filter, sp: Superpixel, strategy: tuple[str, str]
         if plane in outputs or plane in inputs:
             plane = low.emit("MOV", plane)
         outputs.append(plane)
+    if sp.dac:
+        low.dac(outputs[0], sp.dac, sp.output_banks[0])
     return low, inputs, outputs
 
 
@@ -465,6 +549,8 @@ def allocate(items: Sequence[Item], inputs: dict[str, str], outputs: Sequence[st
             dests.append(usable[0])
         if isinstance(item, Load):
             out.append(Load(dests[0], item.r, item.c, item.rx, item.cx))
+        elif isinstance(item, Analogue):
+            out.append(replace(item, srcs=srcs))
         else:
             out.append(Word(item.kind, tuple(dests), srcs))
         for b in {*item.srcs, *item.dests}:
@@ -493,7 +579,9 @@ def superpixel_program(
     return SuperpixelProgram(
         filt.name,
         allocated,
-        [(c, where[p], b) for (c, _), p, b in zip(filt.inputs, inputs, sp.input_banks, strict=True)],
+        [(c, where[p], b) for (c, _), p, b in zip(filt.inputs, inputs, sp.input_banks, strict=True)]
+        if not sp.adc
+        else [],
         [(k.name, where[p], b) for k, p, b in zip(filt.kernels, outputs, sp.output_banks, strict=True)],
         filt.final_goals(),
         sp,
@@ -525,23 +613,82 @@ def test_images(bits: int, channels: int, size: int, seed: int = 0) -> np.ndarra
 
 def verify_superpixel(program: SuperpixelProgram, seed: int = 0) -> None:
     """Run the program in the DREG simulator on tile images and compare every output with the integer
-    correlation modulo 2^bits, bit for bit; raise CainError on the first difference."""
+    correlation modulo 2^bits, bit for bit; raise CainError on the first difference. With an ADC or DAC,
+    the analogue side runs too (`verify_converted`)."""
+    if program.superpixel.adc or program.superpixel.dac:
+        verify_converted(program, seed)
+        return
     size = 6 + 2 * program.margin
     images = test_images(program.superpixel.bits, len(program.inputs), size, seed)
     try:
         got = program.run(images, seed)
     except SimulationError as e:
         raise CainError(f"superpixel: {program.name} cannot run: {e}") from None
+    compare(program, got, program.expected(images))
+
+
+def compare(
+    program: SuperpixelProgram, got: Sequence[np.ndarray], want: Sequence[np.ndarray], what=""
+) -> None:
+    """Raise CainError where an output differs from its expected tile values (at least `margin` tiles in)."""
     m = program.margin
-    for (name, reg, bank), g, want in zip(program.outputs, got, program.expected(images), strict=True):
+    for (name, reg, bank), g, w in zip(program.outputs, got, want, strict=False):
+        size = g.shape[-1]
         inside = (..., slice(m, size - m), slice(m, size - m))
-        wrong = np.argwhere(g[inside] != want[inside])
+        wrong = np.argwhere(g[inside] != w[inside])
         if len(wrong):
             at = (int(wrong[0][0]), int(wrong[0][1]) + m, int(wrong[0][2]) + m)
             raise CainError(
-                f"superpixel: {program.name} computes {name} wrongly at image/tile {at}: {int(g[at])} instead "
-                f"of {int(want[at])} ({reg}, bank {bank})"
+                f"superpixel: {program.name} computes {name}{what} wrongly at image/tile {at}: {g[at]} instead "
+                f"of {w[at]} ({reg}, bank {bank})"
             )
+
+
+def adc_images(conv: Converter, channels: int, size: int, rng: np.random.Generator):
+    """(analogue tile values, their levels in the ADC's range): levels in [-2^(n-1), 2^(n-1)), the
+    extremes among them, each value a fraction in [1/8, 7/8] above its level (never on a boundary)."""
+    half = 1 << (conv.bits - 1)
+    levels = rng.integers(-half, half, size=(channels, 4, size, size))
+    levels[:, 0], levels[:, 1] = half - 1, -half
+    return levels + rng.uniform(1 / 8, 7 / 8, levels.shape), levels
+
+
+def dac_value(conv: Converter, values: np.ndarray) -> np.ndarray:
+    """What the DAC makes of tile values: bits unit..unit+n-1 as an n-bit two's complement number."""
+    window = (np.asarray(values).astype(np.uint64) >> np.uint64(conv.unit)) & np.uint64((1 << conv.bits) - 1)
+    signed = window.astype(np.int64)
+    return np.where(signed >= 1 << (conv.bits - 1), signed - (1 << conv.bits), signed)
+
+
+def verify_converted(program: SuperpixelProgram, seed: int = 0) -> None:
+    """Run the ADC, kernel and DAC together (DREG and ideal analogue simulators, every other register
+    random) on analogue tile images, and check the DREG outputs against the integer correlation of the
+    ADC's levels and the DAC's register on every PE against `dac_value` of it."""
+    sp, lay, rng = program.superpixel, program.layout, np.random.default_rng(seed)
+    size = 6 + 2 * program.margin
+    shape = (4, size * lay.height, size * lay.width)
+    dregs = {r: rng.random(shape) < 0.5 for r in DREGS}
+    analogue = {r: rng.uniform(-128, 128, shape) for r in (*DEFAULT_REGISTERS, NEWS)}
+    if sp.adc:
+        tiles, levels = adc_images(sp.adc, 1, size, rng)
+        digital = ((levels + (1 << (sp.adc.bits - 1))) << sp.adc.unit).astype(np.uint64)
+        analogue[sp.adc.register] = np.repeat(np.repeat(tiles[0], lay.height, -2), lay.width, -1)
+    else:
+        digital = test_images(sp.bits, len(program.inputs), size, seed)
+        for (_, reg, bank), image in zip(program.inputs, digital, strict=True):
+            dregs[reg] = program.planes(image, bank, rng)
+    try:
+        state = run_mixed(program.items, dregs, analogue, rng)
+    except SimulationError as e:
+        raise CainError(f"superpixel: {program.name} cannot run: {e}") from None
+    want = program.expected(digital)
+    compare(program, [program.values(state[reg], bank) for _, reg, bank in program.outputs], want)
+    if sp.dac:
+        pes = analogue[sp.dac.register].reshape(4, size, lay.height, size, lay.width).transpose(0, 1, 3, 2, 4)
+        pes = pes.reshape(4, size, size, -1)
+        expected = dac_value(sp.dac, want[0])
+        worst = np.abs(pes - expected[..., None]).argmax(axis=-1)[..., None]
+        compare(program, [np.take_along_axis(pes, worst, -1)[..., 0]], [expected], " after its DAC")
 
 
 _VERIFIED: dict[tuple, None] = {}
@@ -567,11 +714,12 @@ def ensure_superpixel_verified(program: SuperpixelProgram, seed: int = 0) -> Non
 # -- C --------------------------------------------------------------------------------------------------
 
 
-def segments(items: Sequence[Item]) -> list[tuple[list[Load], list[Word]]]:
-    """The items as (host loads, then the kernel words after them) pairs: each load ends a kernel."""
-    out: list[tuple[list[Load], list[Word]]] = []
+def segments(items: Sequence[Item]) -> list[tuple[list[Item], list[Item]]]:
+    """The items as (host calls, then the kernel words after them) pairs: each host call (a pattern load,
+    a `scamp5_in`) ends a kernel."""
+    out: list[tuple[list[Item], list[Item]]] = []
     for item in items:
-        if isinstance(item, Load):
+        if isinstance(item, Load) or isinstance(item, Analogue) and item.host:
             if not out or out[-1][1]:
                 out.append(([], []))
             out[-1][0].append(item)
@@ -588,6 +736,39 @@ def layout_lines(layout: Layout) -> list[str]:
     cells = [[f"{c[0]}.{c[1]}" if c else "." for c in row] for row in grid]
     width = max(len(c) for row in cells for c in row)
     return ["  " + " ".join(c.rjust(width) for c in row) for row in cells]
+
+
+def converter_lines(program: SuperpixelProgram) -> list[str]:
+    """What the ADC and DAC compute, their cost, and the model of the SDK's FLAG they were verified in."""
+    sp = program.superpixel
+    adc, dac = sp.adc, sp.dac
+    if not (adc or dac):
+        return []
+    lines = [""]
+    if adc:
+        a, half = adc.register, 1 << (adc.bits - 1)
+        where = f"bits {adc.unit} to {adc.unit + adc.bits - 1} of bank {sp.input_banks[0]}"
+        lines += [
+            f"ADC first: {a} (the same on every PE of a tile, -{half} <= {a} < {half}) becomes the input:",
+            f"  floor({a}) + {half} in {where}, other bits 0 (successive approximation, MSB first; {a} is consumed)",
+        ]
+    if dac:
+        half, name = 1 << (dac.bits - 1), program.outputs[0][0]
+        where = f"bits {dac.unit} to {dac.unit + dac.bits - 1} of {name} (bank {sp.output_banks[0]})"
+        lines += [
+            f"DAC last: {dac.register} := {where} as a {dac.bits}-bit two's complement number, on its tile's PEs",
+            f"  (the output's value >> {dac.unit}, wrapped to -{half}..{half - 1}: no saturation)",
+        ]
+    calls, host = program.analogue
+    scratch = ", ".join(sorted({c.scratch for c in (adc, dac) if c}))
+    return [
+        *lines,
+        f"the ADC / DAC add {calls} analogue calls and {host} host scamp5_in calls (their DREG words are counted",
+        f"above); {scratch} holds their constants",
+        "verified with an ideal analogue model: where(x) sets FLAG := x > 0, WHERE(d) FLAG := d, all() and",
+        "ALL() FLAG := 1; analogue writes land only where FLAG = 1; MOV(d, FLAG) reads it; scamp5_in is exact",
+        "(no input lies on a level boundary, so whether where is strict does not matter)",
+    ]
 
 
 def header_lines(program: SuperpixelProgram, channels: Sequence[str]) -> list[str]:
@@ -638,6 +819,7 @@ def header_lines(program: SuperpixelProgram, channels: Sequence[str]) -> list[st
             f"exact at least {program.margin} tile(s) from the array's edge (beyond it DNEWS0 reads 0)"
         )
     lines += list(program.superpixel.notes)
+    lines += converter_lines(program)
     lines += [
         "safe forms (reference section 8): no DNEWS0 writes R12 and no result depends on what a PE with no",
         "direction flag reads (bit 0's carry is masked by a loaded pattern); R0 and R12 are not used as masks",
@@ -658,7 +840,7 @@ def emit_superpixel(program: SuperpixelProgram, channels: Sequence[str], limit: 
     ]
     for loads, words in segments(program.items):
         if loads:
-            lines.append("    // host: load patterns (ends the kernel before, the next begins after)")
+            lines.append("    // host calls (each ends the kernel before; the next begins after)")
             lines += [f"    {load}" for load in loads]
         for part in word_kernels(words, limit) if words else []:
             lines += [

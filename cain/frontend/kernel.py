@@ -338,6 +338,8 @@ class _FilterReader:
         """An option's value as written, before its check."""
         if key in ("registers", "dregs"):
             return _names(values, key, self.source)
+        if key in ("adc", "dac"):  # a register, then numbers
+            return [str(_parts(v)[0]) for v in values]
         if key in ("input_bits", "tile", "input_banks", "output_banks", "bias"):
             return [_ratio(*(*_parts(v), None)[:2], self.source) for v in values]
         token, denominator = (*_parts(_single(values, key, self.source)), None)[:2]

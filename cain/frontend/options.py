@@ -9,8 +9,8 @@ from fractions import Fraction
 
 from cain.model.approx import format_fraction
 from cain.model.dreg import DATA_DREGS, DREGS, FLAGS, Encoding
-from cain.model.isa import INSTRUCTION_SETS, NEIGHBOUR_NEWS, NEWS
-from cain.model.superpixel import ORDERS, LayoutError, Superpixel, hilbert, snake
+from cain.model.isa import DEFAULT_REGISTERS, INSTRUCTION_SETS, NEIGHBOUR_NEWS, NEWS
+from cain.model.superpixel import ORDERS, Converter, LayoutError, Superpixel, hilbert, snake
 
 DEFAULT_MAX_DEPTH = 8
 DEFAULT_MAX_ERROR = Fraction(0)
@@ -35,6 +35,12 @@ OPTIONS: dict[str, str] = {
     "output_banks": "superpixel: the bank each output ends in (one for all, or one per kernel; default 0)",
     "bias": "superpixel: a number added to each output after its kernel (one for all, or one per kernel)",
     "activation": "superpixel: relu (negative outputs become 0) or none (default)",
+    "adc": "superpixel: convert the input from an analogue register first: `REG [BITS [UNIT]]` (BITS 1-8, "
+    "default 8; its LSB is bit UNIT of the bank, default 0)",
+    "dac": "superpixel: convert the output to an analogue register last: `REG [BITS [UNIT]]` (bits UNIT "
+    "to UNIT+BITS-1 as a two's complement number)",
+    "analogue_scratch": "superpixel: the analogue register the ADC / DAC constants use (default: the last "
+    "of A-F neither names)",
 }
 """The options a kernel file may set, with what each expects."""
 
@@ -119,7 +125,18 @@ def check_instruction_set(value: object) -> str:
 
 
 MODES = ("analogue", "digital", "superpixel")
-SUPERPIXEL_OPTIONS = ("tile", "banks", "order", "input_banks", "output_banks", "bias", "activation")
+SUPERPIXEL_OPTIONS = (
+    "tile",
+    "banks",
+    "order",
+    "input_banks",
+    "output_banks",
+    "bias",
+    "activation",
+    "adc",
+    "dac",
+    "analogue_scratch",
+)
 DIGITAL_OPTIONS = ("bits", "input_bits", "dregs")
 DEFAULT_INPUT_BITS = 1
 """Without `input_bits` (nor `bits`), digital inputs are binary images."""
@@ -184,6 +201,9 @@ CHECKS = {
     "output_banks": lambda v: check_bank_list(v, "output_banks"),
     "bias": lambda v: check_bias(v),
     "activation": lambda v: check_activation(v),
+    "adc": lambda v: check_converter(v, "adc"),
+    "dac": lambda v: check_converter(v, "dac"),
+    "analogue_scratch": lambda v: check_converter(v, "analogue_scratch")[0],
 }
 """Option (as a kernel file names it) -> the function that checks and converts its value."""
 
@@ -254,6 +274,43 @@ def check_activation(value: object) -> str:
     return str(value)
 
 
+def check_converter(value: object, what: str) -> tuple[str, int, int]:
+    """An ADC or DAC: `REG [BITS [UNIT]]`, an analogue register A-F, 1 to 8 bits, the LSB's bit (0-63)."""
+    items = [str(v).strip() for v in (value if isinstance(value, list | tuple) else [value])]
+    register = items[0]
+    numbers = [*items[1:], *["8", "0"][len(items) - 1 :]]
+    if (
+        len(items) > 3
+        or register not in DEFAULT_REGISTERS
+        or any(not re.fullmatch(r"\d+", n) for n in numbers)
+        or not 1 <= int(numbers[0]) <= 8
+        or int(numbers[1]) > 63
+    ):
+        raise ValueError(
+            f"{what} must be an analogue register (A-F), then 1-8 bits and the LSB's bit, not '{' '.join(items)}'"
+        )
+    return register, int(numbers[0]), int(numbers[1])
+
+
+def converters(options: dict[str, object], channels: int, kernels: int, bits: int, error) -> dict:
+    """The `adc` / `dac` Converters the options ask for (keys "adc" and "dac" of Superpixel)."""
+    used = [options[k][0] for k in ("adc", "dac") if k in options]  # type: ignore[index]
+    scratch = options.get("analogue_scratch") or next(r for r in DEFAULT_REGISTERS[::-1] if r not in used)
+    out = {}
+    for key, count, what in (("adc", channels, "input channel"), ("dac", kernels, "kernel")):
+        if key not in options:
+            continue
+        register, depth, unit = options[key]  # type: ignore[misc]
+        if count != 1:
+            raise error(f"{key} converts one {what}, and the filter has {count}")
+        if unit + depth > bits:
+            raise error(f"{key}: bits {unit} to {unit + depth - 1} do not fit a bank of {bits} bits")
+        if scratch == register:
+            raise error(f"{key}: its register {register} cannot be analogue_scratch too")
+        out[key] = Converter(str(register), str(scratch), int(depth), int(unit))
+    return out
+
+
 def superpixel_encoding(
     options: dict[str, object], channels: int, kernels: int, error=ValueError, depth: int = 0
 ) -> Superpixel | None:
@@ -298,4 +355,5 @@ def superpixel_encoding(
             raise error(f"bias x 2^{depth} (the depth) must be a whole number: the outputs are integers")
         bias = tuple(int(b) for b in scaled)
     relu = (True,) * kernels if options.get("activation") == "relu" else ()
-    return Superpixel(layout, lists[0], lists[1], bias=bias, relu=relu)
+    conv = converters(options, channels, kernels, layout.bits, error)
+    return Superpixel(layout, lists[0], lists[1], bias=bias, relu=relu, **conv)

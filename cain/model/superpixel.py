@@ -147,6 +147,17 @@ def bit_order_layout(width: int, height: int, order: list[list[list[int]]]) -> L
 
 
 @dataclass(frozen=True)
+class Converter:
+    """An ADC before the kernel or a DAC after it: the analogue register it reads or writes, the analogue
+    scratch register of its constants, its bit depth and the result bit of its least significant bit."""
+
+    register: str
+    scratch: str
+    bits: int = 8
+    unit: int = 0
+
+
+@dataclass(frozen=True)
 class Superpixel:
     """How a superpixel filter's values are held: the tile layout, where each input arrives and each output
     must end (bank numbers), and the DREGs free for data. Every value has `layout.bits` bits and wraps
@@ -162,6 +173,10 @@ class Superpixel:
     empty: none)."""
     relu: tuple[bool, ...] = ()
     """Per output, whether a ReLU follows (negative values become 0; empty: none)."""
+    adc: Converter | None = None
+    """The input converted from an analogue register first (one channel)."""
+    dac: Converter | None = None
+    """The output converted to an analogue register last (one kernel)."""
 
     def finish(self, k: int, value: int) -> int:
         """Output `k`'s value (0 to 2^bits - 1) after its bias and ReLU, modulo 2^bits."""
