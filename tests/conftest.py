@@ -40,6 +40,10 @@ SLOW_LIT = (
     "superpixel/errors.cain",
     "digital/from-file.mlir",
     "digital/errors.cain",
+    "verify/verify.mlir",
+    "frontend/options.cain",
+    "frontend/scales.cain",
+    "emit/emit.mlir",
 )
 """Lit tests left to the full suite: searches of hundreds to thousands of nodes, exact proofs, the readers'
 errors one file each (tests/frontend/ checks each message and place in-process) and the
