@@ -6,7 +6,7 @@ import pytest
 from benchmarks import batch
 
 
-@pytest.mark.slow
+@pytest.mark.long
 def test_batch_benchmark_runs_and_the_executors_agree(tmp_path, capsys):
     assert batch.main(["--samples", "2", "--budget", "60", "--out", str(tmp_path), "--quiet"]) == 0
     summary = (tmp_path / "summary.md").read_text()

@@ -354,7 +354,7 @@ def test_suite_is_made_by_rule_and_split_in_two():
     assert len(by_name["cnn_int6"].kernels) == 6 and len(by_name["mc3_blur"].inputs) == 3
 
 
-@pytest.mark.slow
+@pytest.mark.long
 def test_suite_runs_side_by_side_with_a_baseline(tmp_path):
     from benchmarks import suite
 
@@ -376,7 +376,7 @@ def test_suite_runs_side_by_side_with_a_baseline(tmp_path):
     assert f"macro programs {baseline} " in summary
 
 
-@pytest.mark.slow
+@pytest.mark.long
 def test_compile_time_runs_side_by_side_with_a_baseline(tmp_path, capsys):
     from benchmarks import compile_time
 
