@@ -415,6 +415,26 @@ json.dump({"program": dataclasses.asdict(program) if program is not None else No
 """
 """Run in a fresh interpreter by `search_in_process`: the search of whichever tree is on its path."""
 
+_COMPILE_RUNNER = r"""
+import dataclasses, json, sys, time
+import cain
+from cain.backend.bus_synth import counts
+from cain.backend.verify import verify_bus
+request = json.load(sys.stdin)
+start = time.perf_counter()
+done = cain.compile(request["source"], **request["options"])
+seconds = time.perf_counter() - start
+verify_bus(done.micro_ops, done.filter)
+found = counts(done.micro_ops)
+fewest = min((done.program, *getattr(done, "rivals", ())), key=lambda p: p.macros)
+json.dump({"program": dataclasses.asdict(fewest), "depth": done.filter.depth,
+           "goals": [[[*a, c] for a, c in k.goal.items] for k in done.filter.kernels],
+           "errors": [str(k.error) for k in done.filter.kernels], "icws": done.icws,
+           "bus2": found.get("bus2", 0), "bus3": found.get("bus3", 0), "seconds": seconds}, sys.stdout)
+"""
+"""Run in a fresh interpreter by `compile_in_process`: the default compile (`cain.compile`, bus level) of
+whichever tree is on its path; its bus-level program is verified again here."""
+
 
 def program_from_json(data: dict) -> Program:
     return Program(
@@ -497,28 +517,10 @@ def search_in_process(
     }
     if cost is not None:
         config["cost"] = cost
-    env = dict(os.environ)
-    if tree.pythonpath is not None:
-        env["PYTHONPATH"] = tree.pythonpath
-    timeout = None if budget.seconds is None else 3 * budget.seconds + 120
-    request = json.dumps({"source": entry.source, "name": entry.name, "config": config})
-    try:
-        done = subprocess.run(
-            [sys.executable, "-c", _RUNNER],
-            check=False,
-            input=request,
-            capture_output=True,
-            text=True,
-            cwd=tree.directory,
-            env=env,
-            timeout=timeout,
-        )
-    except subprocess.TimeoutExpired:
-        return Run(entry.name, "failed", error=f"the search did not end within {timeout} s")
-    if done.returncode != 0:
-        tail = done.stderr.strip().splitlines()[-1:] or [f"exit status {done.returncode}"]
-        return Run(entry.name, "failed", error=f"search raised: {tail[0]}")
-    data = json.loads(done.stdout)
+    request = {"source": entry.source, "name": entry.name, "config": config}
+    data = _run_in(tree, entry, _RUNNER, request, budget)
+    if isinstance(data, Run):
+        return data
     run = Run(
         entry.name,
         "impossible" if data["stopped"] == "impossible" else "no plan",
@@ -530,13 +532,66 @@ def search_in_process(
         lower_bound=data.get("lower_bound"),
     )
     if data["program"] is not None:
-        try:
-            rounded = own_rounding(filt, data, max_error_of(entry.source))
-        except ValueError as e:
-            run.status, run.error = "failed", str(e)
-            return run
-        check_program(run, program_from_json(data["program"]), rounded, cost=cost or "macros")
+        _check(run, entry, filt, data, cost or "macros")
     return run
+
+
+def compile_in_process(
+    tree: Tree, entry: SuiteFilter, filt: Filter, *, budget: Budget, workers: int | None, seed: int
+) -> Run:
+    """The default compile of `entry` (`cain.compile` at bus level, both searches) by `tree`'s code in a fresh
+    process. Its `macros` are the fewest of the two searches' programs (verified here), its `bus ICWs`,
+    `bus2` and `bus3` those of the printed bus-level program (verified again in that process)."""
+    options = {"time": budget.seconds, "budget": budget.nodes, "seed": seed}
+    if workers is not None:  # else the tree's own default (a baseline revision's)
+        options["workers"] = workers
+    data = _run_in(tree, entry, _COMPILE_RUNNER, {"source": entry.source, "options": options}, budget)
+    if isinstance(data, Run):
+        return data
+    seconds = float(data["seconds"])
+    run = Run(entry.name, "no plan", seconds=seconds, stopped="compiled")
+    _check(run, entry, filt, data, "macros")
+    run.events = [{"nodes": 0, "seconds": seconds, "macros": run.macros, "icws": run.icws, "bus_icws": data["icws"]}]
+    if run.ok:
+        run.bus_icws, run.bus2, run.bus3 = data["icws"], data["bus2"], data["bus3"]
+        run.bus_program, run.bus_ops = [], None
+    return run
+
+
+def _run_in(tree: Tree, entry: SuiteFilter, runner: str, request: dict, budget: Budget) -> dict | Run:
+    """`runner` on `request` (JSON on its stdin) in a fresh interpreter importing `tree`'s code: its JSON
+    answer, or a failed `Run` saying why there is none."""
+    env = dict(os.environ)
+    if tree.pythonpath is not None:
+        env["PYTHONPATH"] = tree.pythonpath
+    timeout = None if budget.seconds is None else 3 * budget.seconds + 120
+    try:
+        done = subprocess.run(
+            [sys.executable, "-c", runner],
+            check=False,
+            input=json.dumps(request),
+            capture_output=True,
+            text=True,
+            cwd=tree.directory,
+            env=env,
+            timeout=timeout,
+        )
+    except subprocess.TimeoutExpired:
+        return Run(entry.name, "failed", error=f"the run did not end within {timeout} s")
+    if done.returncode != 0:
+        tail = done.stderr.strip().splitlines()[-1:] or [f"exit status {done.returncode}"]
+        return Run(entry.name, "failed", error=f"the run raised: {tail[0]}")
+    return json.loads(done.stdout)
+
+
+def _check(run: Run, entry: SuiteFilter, filt: Filter, data: dict, cost: str) -> None:
+    """Verify the program `data` holds against `filt` rounded as that run rounded it (`check_program`)."""
+    try:
+        rounded = own_rounding(filt, data, max_error_of(entry.source))
+    except ValueError as e:
+        run.status, run.error = "failed", str(e)
+        return
+    check_program(run, program_from_json(data["program"]), rounded, cost=cost)
 
 
 def max_error_of(source: str) -> Fraction:
@@ -672,6 +727,41 @@ def draw_halves(rows: list[dict], versions: Sequence[str]):
     return draw
 
 
+SMALL = 12
+"""The most macros of a best known program for which `--best-from` reports whether each version reaches it."""
+
+
+def best_known(outs: Sequence[Path], rows: list[dict]) -> dict[str, int]:
+    """Per filter, the fewest macros of any verified program in `rows` and in the earlier runs `outs`."""
+    best: dict[str, int] = {}
+    for record_rows in [rows] + [read_results(out)["rows"] for out in outs]:
+        for row in record_rows:
+            for run in row["runs"].values():
+                if run["status"] == "verified":
+                    name = row["filter"]
+                    best[name] = min(best.get(name, run["macros"]), run["macros"])
+    return best
+
+
+def reached(rows: list[dict], versions: Sequence[str], best: dict[str, int]) -> str:
+    """Of one half's filters whose best known program has at most `SMALL` macros, how many each version
+    reaches, and the ones it misses."""
+    small = [r for r in rows if best.get(r["filter"], SMALL + 1) <= SMALL]
+    lines = []
+    for v in versions:
+        missed = [
+            f"{r['filter']} ({r['runs'][v]['macros'] if r['runs'][v]['status'] == 'verified' else '-'} > "
+            f"{best[r['filter']]})"
+            for r in small
+            if r["runs"][v]["status"] != "verified" or r["runs"][v]["macros"] > best[r["filter"]]
+        ]
+        lines.append(
+            f"{v} reaches the best known program on {len(small) - len(missed)} of the {len(small)} filters "
+            f"whose best has at most {SMALL} macros{'; not on ' + ', '.join(missed) if missed else ''}."
+        )
+    return "\n".join(lines) + "\n"
+
+
 def java_runs_from(
     out: Path, args: argparse.Namespace, names: Sequence[str]
 ) -> tuple[dict[str, Run], dict] | str:
@@ -715,6 +805,14 @@ def main(argv: Sequence[str] | None = None) -> int:
         "bus level); a baseline revision searches with its own default",
     )
     parser.add_argument(
+        "--compile",
+        action="store_true",
+        help="run the default compile (cain.compile: the searches in ICWs and in macros, bus level) instead "
+        "of the search alone: macros are the fewer of its two searches' programs, bus ICWs the printed "
+        "program's (the README's first command at this budget and worker count; a baseline revision with its "
+        "own default worker count)",
+    )
+    parser.add_argument(
         "--java",
         nargs="?",
         const="",
@@ -731,6 +829,15 @@ def main(argv: Sequence[str] | None = None) -> int:
         metavar="OUT",
         help="take Cain-Java's runs from an earlier run's output directory (same budget and workers) instead of "
         "running it again: they do not depend on Cain's code",
+    )
+    parser.add_argument(
+        "--best-from",
+        nargs="+",
+        type=Path,
+        default=[],
+        metavar="OUT",
+        help=f"earlier runs' output directories (any budget): each half then says on how many filters whose best "
+        f"known program (there or here) has at most {SMALL} macros each version reaches it",
     )
     parser.add_argument("--note", help="a line put at the top of the summary (what the run is for)")
     parser.add_argument("--list", action="store_true", help="list the suite and its split, and run nothing")
@@ -753,6 +860,13 @@ def main(argv: Sequence[str] | None = None) -> int:
         and (not args.filters or f.name in args.filters)
     ]
     machine = machine_info()
+    for out in args.best_from:
+        try:
+            read_results(out)
+        except (OSError, ValueError) as exc:
+            parser.error(f"--best-from {out}: cannot read its results ({exc})")
+    if args.compile and (args.cost != "macros" or args.java_only):
+        parser.error("--compile runs both searches: it takes neither --cost nor --java-only")
     if args.java_only and args.java is None:
         parser.error("--java-only needs --java")
     recorded = None
@@ -774,6 +888,18 @@ def main(argv: Sequence[str] | None = None) -> int:
     with versions_of(args.baseline, machine) as trees:
         runners: list[tuple[str, Callable[[SuiteFilter, Filter], Run]]] = [
             (
+                tree.label,
+                lambda entry, filt, tree=tree: compile_in_process(
+                    tree,
+                    entry,
+                    filt,
+                    budget=args.budget,
+                    workers=args.workers if tree is trees[0] else None,
+                    seed=args.seed,
+                ),
+            )
+            if args.compile
+            else (
                 tree.label,
                 lambda entry, filt, tree=tree: search_in_process(
                     tree,
@@ -833,6 +959,13 @@ def main(argv: Sequence[str] | None = None) -> int:
             "of the search's processes. A status instead of macros: no verified program.\n"
         )
     ]
+    if args.compile:
+        body.append(
+            f"Cain's columns are its default compile (`cain.compile` at {args.budget}, {args.workers} worker(s)): "
+            "`macros` the fewer of its two searches' programs (the one in ICWs and the one in macros), "
+            "`ICWs` that program's macros expanded, `bus ICWs`/`bus2` the printed bus-level program's, and "
+            "`first`/`best` the compile's whole time.\n"
+        )
     if "cain_java" in machine:
         built = machine["cain_java"]
         body.append(
@@ -848,6 +981,9 @@ def main(argv: Sequence[str] | None = None) -> int:
             "start (the JVM's wall clock for nodes/s), its peak memory the JVM's resident set (sampled twice a "
             "second).\n"
         )
+    best = best_known(args.best_from, rows) if args.best_from else {}
+    if args.best_from:
+        body.append(f"Best known programs: the fewest macros here and in {', '.join(map(str, args.best_from))}.\n")
     for half in HALVES:
         part = [r for r in rows if r["half"] == half]
         if not part:
@@ -856,6 +992,8 @@ def main(argv: Sequence[str] | None = None) -> int:
         body.append(f"## The {half} half\n\n{table}")
         for other in versions[1:]:
             body.append(comparison(part, (versions[0], other)))
+        if args.best_from:
+            body.append(reached(part, versions, best))
     body.append(failures_markdown(all_runs))
     write_outputs(
         args,

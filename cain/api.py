@@ -7,9 +7,11 @@ cannot drift apart; every mistake in the input is a `CainError` whose text is wh
 from __future__ import annotations
 
 import csv
+import multiprocessing
 import os
 import sys
 import time as clock
+import traceback
 from collections.abc import Callable, Iterable, Iterator, Sequence
 from concurrent.futures import Executor, Future, ProcessPoolExecutor, as_completed
 from dataclasses import dataclass, field, replace
@@ -71,8 +73,16 @@ SEARCHES = {"icws": "icw_search", "macros": "macro_search"}
 counts the printed kernel keeps of the one not chosen (`cain.backend.emit_c.rival_lines`)."""
 
 SEARCH_SHARE = 0.3
-"""Of a time budget, each search's part when both run at bus level (one alone: twice that); the rest is for
-lowering the plans to bus level, each within the end of its half of the budget (`compile_filter`)."""
+"""Of a time budget, the first search's part when both run at bus level one after the other (one worker;
+one search alone: twice that); its plan is lowered to bus level by the end of half the budget, and the
+second search has what is left but `SYNTHESIS_SHARE`, which its plan's lowering has (`compile_filter`)."""
+SYNTHESIS_SHARE = 0.2
+SIDE_SHARE = 0.75
+"""With two workers or more, the two searches run side by side on a time budget, half the workers each, for
+this part of it each; the rest is for lowering their plans to bus level."""
+
+DEFAULT_WORKERS = min(2, os.cpu_count() or 1)
+"""Search processes for one filter by default (`cain`, `cain.compile`): the two searches side by side."""
 
 SYNTHESIS = BUS_OPTIONS
 """How the default lowers a plan to bus level: as the search in ICWs scores its plans (beam 16, values of
@@ -120,6 +130,9 @@ class Compiled:
     """`bus` or `macro` (`OUTPUT_LEVELS`): what the C is written in."""
     micro_ops: tuple[MicroOp, ...] | None = None
     """At bus level, the verified bus micro-ops the C runs."""
+    rivals: tuple[Program, ...] = ()
+    """At bus level with both searches, the other search's verified program (allocated macros), not printed
+    because its bus-level code is longer (its counts are in the C header)."""
 
     @property
     def name(self) -> str:
@@ -323,14 +336,22 @@ class SearchOptions:
 
     def costs(self, level: str) -> list[SearchOptions]:
         """The searches a compile at `level` runs: the one `cost` names, else at bus level the search in
-        ICWs and the one in macros, each with `SEARCH_SHARE` of a time budget (one alone: twice that; a
-        node budget each: deterministic)."""
+        ICWs and the one in macros; on a time budget, each with `SEARCH_SHARE` of it (one alone: twice
+        that), or `SIDE_SHARE` and half the workers when they run side by side (`side_by_side`). A node
+        budget is each search's: deterministic."""
         if level == "macro":
             return [replace(self, cost=self.cost or "macros")]
         costs = list(SEARCHES) if self.cost is None else [self.cost]
         time = self.seconds
+        if self.side_by_side(level):
+            return [replace(self, cost=cost, time=time * SIDE_SHARE, workers=self.workers // 2) for cost in costs]
         share = None if time is None else time * SEARCH_SHARE * len(SEARCHES) / len(costs)
         return [replace(self, cost=cost, time=share) for cost in costs]
+
+    def side_by_side(self, level: str) -> bool:
+        """Whether both searches run at once, in processes of their own: at bus level without a `cost`, on a
+        time budget, with two workers or more."""
+        return level == "bus" and self.cost is None and self.budget is None and self.workers >= 2
 
     @property
     def seconds(self) -> float | None:
@@ -400,16 +421,7 @@ def compile_filter(
             digital,
         )
     try:
-        runs: list[_Lowered] = []
-        failed: list[CainError] = []
-        costs = search.costs(level)
-        for k, options in enumerate(costs):
-            seconds = search.seconds if level == "bus" else None
-            end = None if seconds is None else start + seconds * (k + 1) / len(costs)
-            try:
-                runs.append(_lower(filt, options, level, runs, end))
-            except CainError as e:  # the other search's program may still be found
-                failed.append(e)
+        runs, failed = _lower_all(filt, search, level, start)
         if not runs:
             raise failed[0]
         chosen = min(runs, key=lambda run: _length(_kernel(run.printed)))
@@ -434,7 +446,77 @@ def compile_filter(
         clock.perf_counter() - start,
         level=level,
         micro_ops=ops,
+        rivals=tuple(program_from_kernel(run.allocated) for run in runs if run is not chosen),
     )
+
+
+def _lower_all(
+    filt: Filter, search: SearchOptions, level: str, start: float
+) -> tuple[list[_Lowered], list[CainError]]:
+    """Every search of `search.costs(level)` lowered (`_lower`), side by side or one after the other, and
+    the errors of those that found no program. On a time budget of T one after the other, the first
+    search's synthesis ends by T/2 and the second search has what is left but `SYNTHESIS_SHARE` of T (at
+    least its own share); every synthesis ends by T."""
+    costs = search.costs(level)
+    if search.side_by_side(level):
+        return _lower_side_by_side(filt, costs, level, start + search.seconds)
+    runs: list[_Lowered] = []
+    failed: list[CainError] = []
+    seconds = search.seconds if level == "bus" else None
+    for k, options in enumerate(costs):
+        end = None if seconds is None else start + seconds * (k + 1) / len(costs)
+        if seconds is not None and k == len(costs) - 1 and k > 0:
+            left = start + seconds * (1 - SYNTHESIS_SHARE) - clock.perf_counter()
+            options = replace(options, time=max(options.time, left))
+        try:
+            runs.append(_lower(filt, options, level, runs, end))
+        except CainError as e:  # the other search's program may still be found
+            failed.append(e)
+    return runs, failed
+
+
+def _lower_side_by_side(
+    filt: Filter, costs: list[SearchOptions], level: str, end: float
+) -> tuple[list[_Lowered], list[CainError]]:
+    """`_lower` for each of `costs` at once, each in a forked process whose IR text comes back and is parsed
+    again here (the C is printed from it, so `emit` verifies it once more in this process)."""
+    ctx = multiprocessing.get_context("fork")
+    jobs = []
+    for options in costs:
+        parent, child = ctx.Pipe(duplex=False)
+        process = ctx.Process(target=_lower_in_child, args=(filt, options, level, end, child), daemon=True)
+        process.start()
+        child.close()
+        jobs.append((options, process, parent))
+    runs: list[_Lowered] = []
+    failed: list[CainError] = []
+    for options, process, pipe in jobs:
+        try:
+            kind, got = pipe.recv()
+        except EOFError:
+            kind, got = "crash", f"exit status {process.exitcode}"
+        process.join()
+        if kind == "error":
+            failed.append(CainError(got))
+        elif kind == "crash":
+            raise RuntimeError(f"the search in {options.cost} failed: {got}")
+        else:
+            parsed = {name: Parser(_context(), got[name]).parse_module() for name in ("allocated", "bus")}
+            printed = parsed["bus"] if level == "bus" else parsed["allocated"]
+            runs.append(_Lowered(options.cost or "macros", got, _kernel(parsed["allocated"]), printed))
+    return runs, failed
+
+
+def _lower_in_child(filt: Filter, options: SearchOptions, level: str, end: float, pipe) -> None:
+    """In a forked process: `_lower`, its IR text sent back (or its error)."""
+    try:
+        pipe.send(("ok", _lower(filt, options, level, (), end).ir))
+    except CainError as e:
+        pipe.send(("error", str(e)))
+    except BaseException:  # noqa: BLE001 - a bug: its traceback goes to the parent, which raises it
+        pipe.send(("crash", traceback.format_exc()))
+    finally:
+        pipe.close()
 
 
 @dataclass
@@ -515,7 +597,7 @@ def compile(
     budget: int | None = None,
     time: float | None = None,
     seed: int = 0,
-    workers: int = 1,
+    workers: int = DEFAULT_WORKERS,
     cost: str | None = None,
     level: str = DEFAULT_LEVEL,
     max_icws: int = KERNEL_STORE,
@@ -524,7 +606,8 @@ def compile(
     """Compile one filter (see `read_filters` for the sources and `weights_options`) to verified SCAMP-5
     code: at `level` `bus` (the default) bus micro-ops optimised in ICWs, at `macro` SDK macros (see
     `compile_filter`). Without `budget` (search nodes, deterministic) or `time` (seconds), the search runs
-    10 s. `max_icws`: the most ICWs of one SDK kernel (default the SDK's whole store); a longer program
+    10 s; `workers` search processes (default `DEFAULT_WORKERS`: the searches in ICWs and in macros side by
+    side). `max_icws`: the most ICWs of one SDK kernel (default the SDK's whole store); a longer program
     is printed as several kernels."""
     filters = read_filters(
         source,

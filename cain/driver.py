@@ -15,7 +15,7 @@ from concurrent.futures import Executor
 from contextlib import contextmanager
 from pathlib import Path
 
-from cain.api import DEFAULT_LEVEL, OUTPUT_LEVELS, Batch, Compiled, compile, compile_many
+from cain.api import DEFAULT_LEVEL, DEFAULT_WORKERS, OUTPUT_LEVELS, Batch, Compiled, compile, compile_many
 from cain.backend.split import KERNEL_STORE
 from cain.cli import add_override_arguments, overrides_from_args
 from cain.diagnostics import CainError
@@ -24,14 +24,20 @@ from cain.pictures import DEFAULT_NOISE, SAMPLE_IMAGES, picture, require_picture
 from cain.search.config import DEFAULT_TIME
 
 
-def _search_arguments(parser: argparse.ArgumentParser) -> None:
+def _search_arguments(parser: argparse.ArgumentParser, workers: int) -> None:
     group = parser.add_argument_group("search")
     group.add_argument("--budget", type=int, metavar="N", help="stop after N search nodes (deterministic)")
     group.add_argument(
         "--time", type=float, metavar="S", help=f"search for S seconds (default {DEFAULT_TIME:g})"
     )
     group.add_argument("--seed", type=int, default=0, help="seed of the search (default 0)")
-    group.add_argument("--workers", type=int, default=1, help="search processes per filter (default 1)")
+    group.add_argument(
+        "--workers",
+        type=int,
+        default=workers,
+        help=f"search processes per filter (default {workers}; with two or more, the searches in ICWs and in "
+        "macros run side by side)",
+    )
     group.add_argument(
         "--cost",
         choices=("macros", "icws"),
@@ -98,14 +104,15 @@ def summary(result: Compiled) -> str:
 
 
 def _parser(prog: str, description: str, inputs: str, output: str, *, required: bool = True):
-    """A parser taking the inputs (`inputs`: `input` or `inputs...`), `-o FILE` and the search options."""
+    """A parser taking the inputs (`inputs`: `input` or `inputs...`), `-o FILE` and the search options (one
+    filter: `DEFAULT_WORKERS` processes; a batch runs its filters in parallel instead, one process each)."""
     parser = argparse.ArgumentParser(prog=prog, description=description)
     if inputs == "inputs":
         parser.add_argument("inputs", nargs="+", help="kernel files, directories of them, models")
     else:
         parser.add_argument("input", help="the filter")
     parser.add_argument("-o", "--output", metavar="FILE", required=required, help=output)
-    _search_arguments(parser)
+    _search_arguments(parser, DEFAULT_WORKERS if inputs == "input" else 1)
     return parser
 
 
@@ -113,8 +120,8 @@ def _compile_parser() -> argparse.ArgumentParser:
     description = (
         "Compile a filter (.cain, .json, .mlir with one convolution, .onnx with one conv layer) to verified C "
         "for the SCAMP-5d SDK: by default bus micro-ops, optimised in ICWs (the searches in ICWs and in "
-        "macros each get 30% of the time, the bus-level synthesis of their plans the rest, and the program "
-        "of fewer ICWs is printed); --level macro prints the "
+        "macros, side by side on two workers, get 75% of the time and the bus-level synthesis of their plans "
+        "the rest; the program of fewer ICWs is printed); --level macro prints the "
         "SDK's macros. Subcommands: `cain batch ...` compiles many filters, `cain picture ...` draws "
         "what a filter does (see `cain batch --help`, `cain picture --help`)."
     )

@@ -442,3 +442,16 @@ def test_existence_checks_both_conditions(tmp_path):
     assert rows["parallel.cain"]["entries generate"]
     assert rows["parallel.cain"]["parallel locus dim"] > 0
     assert rows["parallel.cain"]["outcome"] == "not shown"
+
+
+def test_suite_runs_the_default_compile():
+    """`--compile`: each filter through `cain.compile` in its own process; the fewest macros of its two
+    searches verified here, its printed bus-level program's counts recorded."""
+    from benchmarks import suite
+
+    (entry,) = [f for f in suite.build_suite() if f.name == "binomial1x3"]
+    run = suite.compile_in_process(suite.Tree("current", suite.ROOT), entry, entry.load(),
+                                   budget=common.parse_budget("150"), workers=None, seed=0)
+    assert run.status == "verified", run.error
+    assert run.macros == len(run.program) and 0 < run.bus_icws <= run.icws
+    assert run.events[0]["seconds"] == run.seconds > 0

@@ -312,3 +312,28 @@ def test_picture_writes_a_png(gauss, tmp_path):
     assert pixels.shape[0] > 100 and pixels.shape[1] > 4 * pixels.shape[0]
     with pytest.raises(cain.CainError, match="unknown sample image"):
         photo("nope")
+
+
+def test_the_searches_share_a_time_budget_one_after_the_other_or_side_by_side():
+    """One worker: each search 30% of the time; two or more on a time budget: side by side, 75% each with
+    half the workers; a node budget is each search's and never side by side (deterministic)."""
+    one = cain.api.SearchOptions(time=10, workers=1)
+    assert [(o.cost, o.time, o.workers) for o in one.costs("bus")] == [("icws", 3.0, 1), ("macros", 3.0, 1)]
+    two = cain.api.SearchOptions(time=10, workers=2)
+    assert two.side_by_side("bus") and not two.side_by_side("macro")
+    assert [(o.cost, o.time, o.workers) for o in two.costs("bus")] == [("icws", 7.5, 1), ("macros", 7.5, 1)]
+    nodes = cain.api.SearchOptions(budget=300, workers=2)
+    assert not nodes.side_by_side("bus") and [o.time for o in nodes.costs("bus")] == [None, None]
+    assert not cain.api.SearchOptions(time=10, workers=2, cost="icws").side_by_side("bus")
+
+
+@pytest.mark.slow
+def test_the_searches_side_by_side_print_a_verified_program_and_keep_the_rival():
+    """Two workers on a time budget: both searches in processes of their own; the printed bus-level program
+    computes the kernels, and the other search's program is kept (verified) and named in the header."""
+    done = cain.compile(CNN3, time=2, workers=2)
+    assert done.level == "bus" and done.icws == len(done.micro_ops) and len(done.rivals) == 1
+    assert "chosen:" in done.c
+    picture = image(seed=3)
+    np.testing.assert_allclose(done.simulate(picture)[INNER], done.exact(picture)[INNER], atol=1e-9)
+    cain.backend.verify.verify_for_filter(done.rivals[0], done.filter)
