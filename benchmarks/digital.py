@@ -37,8 +37,9 @@ import numpy as np
 
 import cain
 from benchmarks.common import ROOT, machine_info, markdown_table
-from cain.backend.digital import DigitalAllocationError, DigitalProgram
+from cain.backend.digital import DigitalProgram
 from cain.backend.digital_bound import filter_bound
+from cain.backend.dreg_alloc import DigitalAllocationError
 from cain.diagnostics import CainError
 from cain.frontend.java_json import parse_filter as parse_json
 from cain.frontend.kernel import parse_filter

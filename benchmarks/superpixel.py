@@ -38,7 +38,7 @@ import cain
 from benchmarks.common import ROOT, machine_info, machine_line, markdown_table, read_results, write_results
 from benchmarks.superpixel_java import EXAMPLES
 from cain.backend.adc_dac import run_mixed
-from cain.backend.digital import DigitalAllocationError
+from cain.backend.dreg_alloc import DigitalAllocationError
 from cain.backend.dreg_sim import run_words
 from cain.backend.superpixel import SuperpixelProgram
 from cain.diagnostics import CainError

@@ -21,6 +21,7 @@ import numpy as np
 from xdsl.dialects.builtin import ModuleOp
 
 from cain.backend.c_names import c_identifier
+from cain.backend.dreg_alloc import DigitalAllocationError, allocate
 from cain.backend.dreg_sim import from_planes, run_words, to_planes
 from cain.backend.sim import correlate
 from cain.backend.split import KERNEL_STORE
@@ -302,39 +303,7 @@ def lower(
     return low, inputs, outputs
 
 
-# -- allocation ---------------------------------------------------------------------------------------
-
-
-class DigitalAllocationError(CainError):
-    """The plan needs more DREGs than the PE has for data; with `proven`, `needed` is what every program
-    needs (`cain.backend.digital_bound`), not only the programs Cain built."""
-
-    def __init__(self, message: str, needed: int, proven: bool = False):
-        super().__init__(message)
-        self.needed = needed
-        self.proven = proven
-
-
-def live_peak(words: Sequence[Word], inputs: Sequence[str], outputs: Sequence[str]) -> int:
-    """The most virtual bits live at once (inputs until their last read, outputs until the end)."""
-    last = _last_uses(words, outputs)
-    live = {b for b in inputs if b in last}
-    peak = len(live)
-    for i, w in enumerate(words):
-        new = {d for d in w.dests if d.startswith("%")}
-        peak = max(peak, len(live | new))
-        live = {b for b in live | new if last.get(b, -1) > i}
-    return peak
-
-
-def _last_uses(words: Sequence[Word], outputs: Sequence[str]) -> dict[str, int]:
-    last: dict[str, int] = {}
-    for i, w in enumerate(words):
-        for s in w.srcs:
-            last[s] = i
-    for b in outputs:
-        last[b] = len(words)
-    return last
+# -- direction set-ups -------------------------------------------------------------------------------
 
 
 def direction_setup(side: str) -> list[Word]:
@@ -364,79 +333,6 @@ def drop_repeated_setups(words: Sequence[Word]) -> list[Word]:
     return out
 
 
-def flag_gaps(words: Sequence[Word]) -> list[bool]:
-    """For each word, whether the direction flags R1-R4 are free for data there: no `DNEWS0` reads them
-    before the next set-up (`CLR(R1, R2, R3, R4)`) rewrites them all."""
-    free = [False] * len(words)
-    after = True
-    for i in range(len(words) - 1, -1, -1):
-        w = words[i]
-        if w.kind == "DNEWS0":
-            after = False
-        elif w.kind == "CLR" and set(w.dests) == set(FLAGS.values()):
-            after = True
-            continue
-        elif set(w.dests) & set(FLAGS.values()):
-            continue
-        free[i] = after
-    return free
-
-
-def allocate(
-    words: Sequence[Word],
-    inputs: dict[str, str],
-    outputs: Sequence[str],
-    dregs: Sequence[str],
-    flags_first: bool = False,
-) -> tuple[list[Word], dict[str, str]]:
-    """Words on DREGs (linear scan; a word never writes a register it reads), and the register of every
-    virtual bit. When no data DREG is free, a temporary whose whole life lies where the direction flags are
-    free (`flag_gaps`) lives in one of them; with `flags_first`, whenever one is free, leaving the data DREGs
-    to the values that live across moves (more set-ups stay, as the flags are overwritten)."""
-    last = _last_uses(words, outputs)
-    gaps = flag_gaps(words)
-    flags = list(FLAGS.values())
-    order = list(dregs) + [r for r in inputs.values() if r not in dregs]
-    where = dict(inputs)
-    free = [r for r in dregs if r not in inputs.values()]
-    for b, r in inputs.items():
-        if b not in last:
-            free.append(r)
-    held: set[str] = set()
-    allocated: list[Word] = []
-    for i, w in enumerate(words):
-        srcs = tuple(where.get(s, s) for s in w.srcs)
-        dests = []
-        for d in w.dests:
-            if not d.startswith("%"):
-                dests.append(d)
-                continue
-            end = last.get(d, i)
-            usable = sorted((r for r in free if r not in srcs), key=order.index)
-            if (flags_first or not usable) and all(gaps[i : end + 1]):
-                usable = [r for r in flags if r not in held and r not in srcs] + usable
-            if not usable:
-                peak = live_peak(words, list(inputs), outputs)
-                raise DigitalAllocationError(
-                    f"digital: the plan needs {peak} DREGs at once, and the PE has {len(dregs)} for data "
-                    f"({' '.join(dregs)}) and the direction flags between moves; use fewer bits, a narrower "
-                    "input, or more data DREGs",
-                    peak,
-                )
-            choice = usable[0]
-            if choice in flags:
-                held.add(choice)
-            else:
-                free.remove(choice)
-            where[d] = choice
-            dests.append(choice)
-        allocated.append(Word(w.kind, tuple(dests), srcs))
-        for b in set(w.srcs) | set(w.dests):
-            if b.startswith("%") and last.get(b, -1) <= i and b in where:
-                (held.discard if where[b] in flags else free.append)(where[b])
-    return allocated, where
-
-
 # -- whole filters ------------------------------------------------------------------------------------
 
 
@@ -462,10 +358,18 @@ def digital_program(
             else:
                 pinned[str(b)] = next(r for r in dregs if r not in pinned.values())
     out_bits = [str(b) for v in outputs for b in v.bits]
+
+    def too_many(peak: int) -> str:
+        return (
+            f"digital: the plan needs {peak} DREGs at once, and the PE has {len(dregs)} for data "
+            f"({' '.join(dregs)}) and the direction flags between moves; use fewer bits, a narrower "
+            "input, or more data DREGs"
+        )
+
     try:
-        words, where = allocate(low.words, pinned, out_bits, dregs)
+        words, where = allocate(low.words, pinned, out_bits, dregs, too_many, flags=True)
     except DigitalAllocationError:
-        words, where = allocate(low.words, pinned, out_bits, dregs, flags_first=True)
+        words, where = allocate(low.words, pinned, out_bits, dregs, too_many, flags=True, flags_first=True)
     words = drop_repeated_setups(words)
     for w in words:
         try:

@@ -15,7 +15,7 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from cain.backend.digital import DigitalAllocationError
+from cain.backend.dreg_alloc import DigitalAllocationError
 from cain.model.dreg import FLAGS, Encoding
 from cain.model.filter import Filter
 from cain.model.goal import Goal

@@ -20,13 +20,14 @@ saved in data DREGs around them, whichever the ranking (ICWs + `LOAD_COST` per l
 from __future__ import annotations
 
 from collections.abc import Sequence
-from dataclasses import dataclass, field, replace
+from dataclasses import dataclass, field
 
 import numpy as np
 
 from cain.backend.adc_dac import Analogue, run_mixed
 from cain.backend.c_names import c_identifier
-from cain.backend.digital import DigitalAllocationError, live_peak, word_kernels
+from cain.backend.digital import word_kernels
+from cain.backend.dreg_alloc import Item, allocate
 from cain.backend.dreg_sim import run_words
 from cain.backend.sim import reach, shift
 from cain.backend.split import KERNEL_STORE
@@ -46,7 +47,6 @@ from cain.model.superpixel import (
     pattern_cover,
 )
 
-Item = Word | Load | Analogue
 LOAD_COST = 4
 """A pattern load ranked as this many ICWs: it is a host call that ends the kernel and starts the next
 (its time on the device is unknown: reference section 8, question 6)."""
@@ -516,49 +516,6 @@ def dead_code(items: Sequence[Item], keep: set[str]) -> list[Item]:
     return out[::-1]
 
 
-def allocate(items: Sequence[Item], inputs: dict[str, str], outputs: Sequence[str], dregs: Sequence[str]):
-    """Linear scan: every virtual plane gets a data DREG free for its whole life (never one the same item
-    reads). Returns (items on DREGs, the DREG of every virtual plane)."""
-    last: dict[str, int] = {}
-    for i, item in enumerate(items):
-        for s in item.srcs:
-            last[s] = i
-    for o in outputs:
-        last[o] = len(items)
-    where = dict(inputs)
-    free = [r for r in dregs if r not in inputs.values()]
-    free += [r for b, r in inputs.items() if b not in last]
-    out: list[Item] = []
-    for i, item in enumerate(items):
-        srcs = tuple(where.get(s, s) for s in item.srcs)
-        dests = []
-        for d in item.dests:
-            if not d.startswith("%"):
-                dests.append(d)
-                continue
-            usable = [r for r in dregs if r in free and r not in srcs]
-            if not usable:
-                peak = live_peak(items, list(inputs), outputs)  # type: ignore[arg-type]
-                raise DigitalAllocationError(
-                    f"superpixel: the plan needs {peak} DREG planes at once, and the PE has {len(dregs)} for "
-                    f"data ({' '.join(dregs)}); use fewer kernels or inputs, or a smaller kernel",
-                    peak,
-                )
-            free.remove(usable[0])
-            where[d] = usable[0]
-            dests.append(usable[0])
-        if isinstance(item, Load):
-            out.append(Load(dests[0], item.r, item.c, item.rx, item.cx))
-        elif isinstance(item, Analogue):
-            out.append(replace(item, srcs=srcs))
-        else:
-            out.append(Word(item.kind, tuple(dests), srcs))
-        for b in {*item.srcs, *item.dests}:
-            if b.startswith("%") and last.get(b, -1) <= i and b in where and where[b] not in free:
-                free.append(where[b])
-    return out, where
-
-
 def superpixel_program(
     plan: Program, filt: Filter, sp: Superpixel, strategy: tuple[str, str] = STRATEGIES[0]
 ) -> SuperpixelProgram:
@@ -569,7 +526,14 @@ def superpixel_program(
         raise CainError(f"superpixel: {e}") from None
     items = dead_code(low.items, set(outputs))
     pinned = dict(zip(inputs, DATA_DREGS, strict=False))
-    allocated, where = allocate(items, pinned, outputs, DATA_DREGS)
+
+    def too_many(peak: int) -> str:
+        return (
+            f"superpixel: the plan needs {peak} DREG planes at once, and the PE has {len(DATA_DREGS)} for "
+            f"data ({' '.join(DATA_DREGS)}); use fewer kernels or inputs, or a smaller kernel"
+        )
+
+    allocated, where = allocate(items, pinned, outputs, DATA_DREGS, too_many)
     for item in allocated:
         if isinstance(item, Word):
             try:

@@ -11,16 +11,10 @@ from dataclasses import replace
 from functools import partial
 from typing import Protocol
 
-from cain.backend.digital import (
-    DigitalAllocationError,
-    DigitalProgram,
-    Reorder,
-    digital_program,
-    ensure_digital_verified,
-    schedule,
-)
+from cain.backend.digital import DigitalProgram, Reorder, digital_program, ensure_digital_verified, schedule
 from cain.backend.digital_bound import not_found, proven_no_fit
 from cain.backend.digital_order import VARIANTS, reorder
+from cain.backend.dreg_alloc import DigitalAllocationError
 from cain.diagnostics import CainError
 from cain.model.dreg import Encoding
 from cain.model.filter import Filter, Kernel

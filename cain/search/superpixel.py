@@ -7,7 +7,8 @@ from __future__ import annotations
 
 import time as clock
 
-from cain.backend.digital import DigitalAllocationError, schedule
+from cain.backend.digital import schedule
+from cain.backend.dreg_alloc import DigitalAllocationError
 from cain.backend.superpixel import (
     STRATEGIES,
     SuperpixelProgram,

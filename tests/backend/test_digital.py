@@ -11,7 +11,7 @@ import pytest
 from cain.dialects import register_dialects
 
 import cain
-from cain.backend import digital, digital_bound, digital_order
+from cain.backend import digital, digital_bound, digital_order, dreg_alloc
 from cain.backend.dreg_sim import from_planes, run_words, to_planes
 from cain.backend.sim import reach, shift
 from cain.diagnostics import CainError
@@ -94,7 +94,7 @@ def test_networks_compute_their_truth_tables():
         ]
         tables = run_network(3, gates)
         outputs = [f"%{tables.index(t)}" for t in (150, 232)]
-        assert digital.live_peak(words, ["%0", "%1", "%2"], outputs) == most
+        assert dreg_alloc.live_peak(words, ["%0", "%1", "%2"], outputs) == most
     half_adder = (truth_table(2, lambda a, b: a ^ b), truth_table(2, lambda a, b: a & b))
     gates = shortest_network(2, tuple(sorted(half_adder)))
     assert len(gates) == 5 and set(half_adder) <= set(run_network(2, gates))
@@ -196,7 +196,9 @@ def test_too_wide_for_the_dreg_file_is_a_clear_error():
     """An 8-bit box ends in 12 bits, within the 13 DREGs of a PE: Cain's programs do not fit, but the bound
     leaves one possible, and the error says so."""
     text = "option mode = digital\noption input_bits = 8\noutput B = [1 1 1; 1 1 1; 1 1 1]"
-    with pytest.raises(digital.DigitalAllocationError, match=r"Cain's programs need \d+ DREGs at once") as e:
+    with pytest.raises(
+        dreg_alloc.DigitalAllocationError, match=r"Cain's programs need \d+ DREGs at once"
+    ) as e:
         cain.compile(text, budget=200)
     assert "none found that fits (a schedule may exist: every program needs at least 12" in str(e.value)
     assert not e.value.proven and e.value.needed > len(DATA_DREGS)
@@ -232,7 +234,7 @@ def test_words_reordered_bit_plane_by_bit_plane_compute_the_same(name, variant):
             out = [[str(b) for b in v.bits] for v in outputs]
             kept = reorder(low.words, out) if reorder else low.words
             peaks.append(
-                digital.live_peak(kept, [str(b) for b in inputs[0].bits], [b for o in out for b in o])
+                dreg_alloc.live_peak(kept, [str(b) for b in inputs[0].bits], [b for o in out for b in o])
             )
         assert peaks == [21, 12]
 
@@ -265,7 +267,7 @@ def test_a_filter_fits_only_with_its_words_reordered():
     assert set(program.dregs) <= {*FLAGS.values(), "R5", "R6", "R7", "R8", "R9", "R10"}
     filt = cain.read_filters(text)[0]
     for plan in (program.plan, digital.schedule(program.plan, filt.encoding)):
-        with pytest.raises(digital.DigitalAllocationError):
+        with pytest.raises(dreg_alloc.DigitalAllocationError):
             digital.digital_program(plan, plan_filter(filt, filt.encoding), filt.encoding)
     image = np.random.default_rng(1).integers(0, 8, size=(12, 12))
     want = sum(shift(image, (x, y)) for x in (-1, 0) for y in (0, 1))
@@ -287,7 +289,7 @@ def test_a_filter_that_provably_cannot_fit_says_so_without_searching():
     assert (bound.needed, bound.widths) == (21, (("X", 11), ("Y", 10)))
     assert bound.capacity == (*DATA_DREGS, *FLAGS.values(), "R12") and bound.proves_no_fit
     with pytest.raises(
-        digital.DigitalAllocationError, match="no program fits .*21 different non-constant bits"
+        dreg_alloc.DigitalAllocationError, match="no program fits .*21 different non-constant bits"
     ):
         cain.compile(SOBEL, budget=10**6)  # the proof needs no search: a million nodes would take minutes
     # the witnesses prove it: every counted bit is non-constant, and no two counted bits are equal
@@ -423,6 +425,6 @@ DIGITAL_REGRESSIONS = sorted((Path(__file__).parents[1] / "regressions" / "digit
 def test_digital_fuzz_regressions_compile_to_verified_programs_or_say_they_do_not_fit(path):
     try:
         result = cain.compile(path.read_text(), budget=300)
-    except digital.DigitalAllocationError:
+    except dreg_alloc.DigitalAllocationError:
         return
     assert result.digital is not None
