@@ -9,9 +9,9 @@ import time as clock
 from collections.abc import Sequence
 from dataclasses import replace
 from functools import partial
-from typing import Protocol
+from typing import Any
 
-from cain.backend.digital import DigitalProgram, Reorder, digital_program, ensure_digital_verified, schedule
+from cain.backend.digital import DigitalProgram, digital_program, ensure_digital_verified, schedule
 from cain.backend.digital_bound import not_found, proven_no_fit
 from cain.backend.digital_order import VARIANTS, reorder
 from cain.backend.dreg_alloc import DigitalAllocationError
@@ -46,57 +46,75 @@ def integer_filter(filt: Filter) -> Filter:
 
 class Lowered:
     """Every plan lowered so far, in its own order and in `schedule`'s, allocated on the DREG file: the
-    search's score of a plan (its ICWs), and the pool the program is chosen from."""
+    search's score of a plan (the first of its `rank`), and the pool the program is chosen from. The
+    superpixel mode's (`cain.search.superpixel`) lowers and ranks its own way."""
+
+    mode = "digital"
 
     def __init__(self, filt: Filter, encoding: Encoding):
         self.filt = filt
         self.encoding = encoding
-        self.programs: dict[tuple, DigitalProgram | None] = {}
+        self.programs: dict[tuple, Any] = {}
         self.failures: list[CainError] = []
 
-    def program(self, plan: Program) -> DigitalProgram | None:
-        """The fewest-ICW program of `plan` (None: it does not fit, or cannot be lowered): in its own order
-        or `schedule`'s, else (when neither fits) with its words reordered bit plane by bit plane."""
+    def program(self, plan: Program) -> Any:
+        """The lowest-ranked program of `plan` (None: it does not fit, or cannot be lowered)."""
         key = (tuple(plan.inputs), tuple(plan.instrs), tuple(plan.outputs))
         if key not in self.programs:
-            best = self.fewest((plan, schedule(plan, self.encoding)), [None])
-            if best is None:  # the words' order is reordered's own: the plan's order only breaks ties
-                best = self.fewest((plan,), [partial(reorder, variant=v) for v in VARIANTS])
-            self.programs[key] = best
+            self.programs[key] = self.cheapest(plan)
         return self.programs[key]
 
-    def fewest(self, orders: Sequence[Program], reorders: Sequence[Reorder | None]) -> DigitalProgram | None:
-        """The program of fewest ICWs among each plan order lowered with each word reordering."""
+    def cheapest(self, plan: Program) -> DigitalProgram | None:
+        """The fewest-ICW program of `plan`: in its own order or `schedule`'s, else (when neither fits) with
+        its words reordered bit plane by bit plane."""
+        best = self.fewest((plan, schedule(plan, self.encoding)), [None])
+        if best is None:  # the words' order is reordered's own: the plan's order only breaks ties
+            best = self.fewest((plan,), [partial(reorder, variant=v) for v in VARIANTS])
+        return best
+
+    def fewest(self, orders: Sequence[Program], variants: Sequence[Any]) -> Any:
+        """The lowest-ranked program among each plan order lowered with each variant (`lower`)."""
         best = None
         for ordered in orders:
-            for words in reorders:
+            for variant in variants:
                 try:
-                    program = digital_program(ordered, self.filt, self.encoding, words)
+                    program = self.lower(ordered, variant)
                 except CainError as e:
                     self.failures.append(e)
                     continue
-                if best is None or program.icws < best.icws:
+                if best is None or self.rank(program) < self.rank(best):
                     best = program
         return best
 
+    def lower(self, plan: Program, variant: Any) -> DigitalProgram:
+        return digital_program(plan, self.filt, self.encoding, variant)
+
+    def rank(self, program: Any) -> tuple[int, ...]:
+        """What a program is chosen by (the least wins): its ICWs."""
+        return (program.icws,)
+
     def score(self, plan: Program) -> int | None:
         program = self.program(plan)
-        return None if program is None else program.icws
+        return None if program is None else self.rank(program)[0]
 
-    def best(self) -> DigitalProgram:
-        """The program of fewest ICWs (then macros) lowered; else the clear error of why none fits."""
+    def best(self) -> Any:
+        """The program of least rank (then macros) lowered; else the clear error of why none fits."""
         found = [p for p in self.programs.values() if p is not None]
         if found:
-            return min(found, key=lambda p: (p.icws, p.macros))
-        # the fewest DREGs any plan needed says most about the filter; other errors only without such a plan
+            return min(found, key=lambda p: (*self.rank(p), p.macros))
         short = [e for e in self.failures if isinstance(e, DigitalAllocationError)]
         if short:
-            raise proven_no_fit(self.filt, self.encoding) or not_found(
-                self.filt, self.encoding, min(e.needed for e in short)
-            )
+            raise self.short(short)
         if self.failures:
             raise self.failures[0]
-        raise CainError(f"digital: the search found no plan for {self.filt.name}")
+        raise CainError(f"{self.mode}: the search found no plan for {self.filt.name}")
+
+    def short(self, errors: list[DigitalAllocationError]) -> CainError:
+        """The error when no plan fits the DREG file: the fewest DREGs any plan needed says most about the
+        filter (other errors are raised only without such a plan)."""
+        return proven_no_fit(self.filt, self.encoding) or not_found(
+            self.filt, self.encoding, min(e.needed for e in errors)
+        )
 
 
 def plan_filter(filt: Filter, encoding: Encoding) -> Filter:
@@ -142,16 +160,8 @@ def configs(budget: int | None, seconds: float | None, seed: int, fixed: bool) -
     ]
 
 
-class Scored(Protocol):
-    """What lowers a plan to a device program and scores it (`Lowered` here, and the superpixel one)."""
-
-    def score(self, plan: Program) -> int | None: ...
-
-    def program(self, plan: Program) -> object: ...
-
-
 def plan_searches(
-    integer: Filter, lowered: Scored, searches: Sequence[SearchConfig], seconds: float | None, start: float
+    integer: Filter, lowered: Lowered, searches: Sequence[SearchConfig], seconds: float | None, start: float
 ) -> None:
     """Run `searches` (`configs`) in turn on the integer filter, each scored by `lowered`, and lower each
     one's plan into it. With a time budget of `seconds` from `start`, each search ends at its own share of

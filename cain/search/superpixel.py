@@ -6,6 +6,7 @@ bit and kept."""
 from __future__ import annotations
 
 import time as clock
+from typing import Any
 
 from cain.backend.digital import schedule
 from cain.backend.dreg_alloc import DigitalAllocationError
@@ -20,53 +21,33 @@ from cain.model.dreg import Encoding
 from cain.model.filter import Filter
 from cain.model.program import Program
 from cain.model.superpixel import Superpixel
+from cain.search import digital
 from cain.search.config import DEFAULT_TIME
 from cain.search.digital import configs, integer_filter, plan_searches
 
 
-class Lowered:
+class Lowered(digital.Lowered):
     """Every plan lowered so far (in its order and `schedule`'s, under each flag strategy): the search's
-    score of a plan, and the pool the program is chosen from."""
+    score of a plan (its cost), and the pool the program is chosen from."""
+
+    mode = "superpixel"
 
     def __init__(self, filt: Filter, sp: Superpixel):
-        self.filt = filt
+        super().__init__(filt, Encoding((sp.bits,) * len(filt.inputs), sp.bits))
         self.sp = sp
-        self.widths = Encoding((sp.bits,) * len(filt.inputs), sp.bits)
-        self.programs: dict[tuple, SuperpixelProgram | None] = {}
-        self.failures: list[CainError] = []
 
-    def program(self, plan: Program) -> SuperpixelProgram | None:
-        """The cheapest program of `plan` (None: it does not fit the DREG file, or cannot be lowered)."""
-        key = (tuple(plan.inputs), tuple(plan.instrs), tuple(plan.outputs))
-        if key not in self.programs:
-            best = None
-            for ordered in (plan, schedule(plan, self.widths)):
-                for strategy in STRATEGIES:
-                    try:
-                        program = superpixel_program(ordered, self.filt, self.sp, strategy)
-                    except CainError as e:
-                        self.failures.append(e)
-                        continue
-                    if best is None or (program.cost, program.icws) < (best.cost, best.icws):
-                        best = program
-            self.programs[key] = best
-        return self.programs[key]
+    def cheapest(self, plan: Program) -> SuperpixelProgram | None:
+        return self.fewest((plan, schedule(plan, self.encoding)), STRATEGIES)
 
-    def score(self, plan: Program) -> int | None:
-        program = self.program(plan)
-        return None if program is None else program.cost
+    def lower(self, plan: Program, strategy: Any) -> SuperpixelProgram:
+        return superpixel_program(plan, self.filt, self.sp, strategy)
 
-    def best(self) -> SuperpixelProgram:
-        """The cheapest program lowered; else the clear error of why none fits."""
-        found = [p for p in self.programs.values() if p is not None]
-        if found:
-            return min(found, key=lambda p: (p.cost, p.icws, p.macros))
-        short = [e for e in self.failures if isinstance(e, DigitalAllocationError)]
-        if short:
-            raise min(short, key=lambda e: e.needed)
-        if self.failures:
-            raise self.failures[0]
-        raise CainError(f"superpixel: the search found no plan for {self.filt.name}")
+    def rank(self, program: Any) -> tuple[int, ...]:
+        """Its cost (ICWs + `LOAD_COST` per load), then its ICWs."""
+        return (program.cost, program.icws)
+
+    def short(self, errors: list[DigitalAllocationError]) -> CainError:
+        return min(errors, key=lambda e: e.needed)
 
 
 SEARCH_REGISTERS = ("A", "B", "C", "D", "E", "F")
