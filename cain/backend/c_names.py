@@ -1,8 +1,10 @@
-"""Names in the emitted C: a filter's name made a C/C++ identifier (SCAMP-5 programs are C++)."""
+"""Names and frames in the emitted C: a filter's name made a C/C++ identifier (SCAMP-5 programs are C++), and
+the function and SDK kernel blocks every mode's C is printed in."""
 
 from __future__ import annotations
 
 import re
+from collections.abc import Iterable, Sequence
 
 KEYWORDS = frozenset(
     [
@@ -114,3 +116,14 @@ def c_identifier(name: str) -> str:
     if not ident or ident[0].isdigit():
         return f"_{ident}"
     return f"{ident}_" if ident in KEYWORDS else ident
+
+
+def c_function(name: str, header: Sequence[str], body: Sequence[str]) -> str:
+    """The C function of filter `name`: `header` as its comment, then the lines of `body`."""
+    comment = ["/*", *(f" * {line}".rstrip() for line in header), " */"]
+    return "\n".join([*comment, f"void {c_identifier(name)}(void) {{", *body, "}"])
+
+
+def sdk_kernel(lines: Iterable[object]) -> list[str]:
+    """One SDK kernel: `lines` between `scamp5_kernel_begin()` and `scamp5_kernel_end()`."""
+    return ["    scamp5_kernel_begin();", *(f"        {line}" for line in lines), "    scamp5_kernel_end();"]

@@ -20,7 +20,7 @@ from fractions import Fraction
 import numpy as np
 from xdsl.dialects.builtin import ModuleOp
 
-from cain.backend.c_names import c_identifier
+from cain.backend.c_names import c_function, sdk_kernel
 from cain.backend.dreg_alloc import DigitalAllocationError, allocate
 from cain.backend.dreg_sim import from_planes, run_words, to_planes
 from cain.backend.sim import correlate
@@ -550,15 +550,19 @@ def _content(program: DigitalProgram) -> tuple:
     )
 
 
+def verify_once(verified: dict[tuple, None], key: tuple, verify: Callable[[], None]) -> None:
+    """`verify()`, unless this process has verified `key` already (`verified` keeps the last `REMEMBERED`)."""
+    if key in verified:
+        return
+    verify()
+    if len(verified) >= REMEMBERED:
+        verified.pop(next(iter(verified)))
+    verified[key] = None
+
+
 def ensure_digital_verified(program: DigitalProgram, seed: int = 0) -> None:
     """`verify_digital`, unless this process has verified this very program already (once per level)."""
-    key = _content(program)
-    if key in _VERIFIED:
-        return
-    verify_digital(program, seed)
-    if len(_VERIFIED) >= REMEMBERED:
-        _VERIFIED.pop(next(iter(_VERIFIED)))
-    _VERIFIED[key] = None
+    verify_once(_VERIFIED, _content(program), lambda: verify_digital(program, seed))
 
 
 def digital_functions(module: ModuleOp, verify: bool = True, limit: int = KERNEL_STORE) -> str:
@@ -603,18 +607,25 @@ def header_lines(program: DigitalProgram, channels: Sequence[str]) -> list[str]:
             else " (no overflow: widths from the ranges)"
         ),
     ]
-    for goal, (k, _, _) in zip(program.goals, program.outputs, strict=True):
+    lines += weight_lines(program.goals, [k for k, *_ in program.outputs], channels)
+    if program.margin:
+        lines.append(
+            f"exact at least {program.margin} PE(s) from the array's edge (beyond it DNEWS0 reads 0)"
+        )
+    lines.append("the kernel overwrites the DREGs it uses (the direction flags R1-R4 among them)")
+    return lines
+
+
+def weight_lines(goals: Sequence[Goal], outputs: Sequence[str], channels: Sequence[str]) -> list[str]:
+    """Each output's weights as integer matrices, one per input channel (named when there are several)."""
+    lines = []
+    for goal, k in zip(goals, outputs, strict=True):
         lines.append(f"{k} =")
         for z, matrix in enumerate(goal.matrices(channels=len(channels))):
             width = max(len(str(c)) for row in matrix for c in row)
             if len(channels) > 1:
                 lines.append(f"  {channels[z]}:")
             lines += ["    [ " + " ".join(str(c).rjust(width) for c in row) + " ]" for row in matrix]
-    if program.margin:
-        lines.append(
-            f"exact at least {program.margin} PE(s) from the array's edge (beyond it DNEWS0 reads 0)"
-        )
-    lines.append("the kernel overwrites the DREGs it uses (the direction flags R1-R4 among them)")
     return lines
 
 
@@ -629,7 +640,6 @@ def word_kernels(words: Sequence[Word], limit: int = KERNEL_STORE) -> list[list[
 def emit_digital(program: DigitalProgram, channels: Sequence[str], limit: int = KERNEL_STORE) -> str:
     """The C function of a digital program: its words between `scamp5_kernel_begin()` and `_end()`, as
     several kernels (each moved to the heap once recorded) when they pass `limit` ICWs."""
-    ident = c_identifier(program.name)
     kernels = word_kernels(program.words, limit)
     header = header_lines(program, channels)
     if len(kernels) > 1:
@@ -638,14 +648,10 @@ def emit_digital(program: DigitalProgram, channels: Sequence[str], limit: int = 
             f"run as {len(kernels)} SDK kernels of {sizes} ICWs (at most {limit} each), one after the other;",
             "the DREGs keep their values between them; each is moved to the heap once recorded (move_to_heap)",
         ]
-    lines = ["/*", *(f" * {line}".rstrip() for line in header), " */", f"void {ident}(void) {{"]
+    lines: list[str] = []
     for k, words in enumerate(kernels):
         heap = ["scamp5_kernel_api::move_to_heap(true);"] if len(kernels) > 1 else []
         if heap:
             lines.append(f"    // kernel {k + 1} of {len(kernels)}: {len(words)} ICWs")
-        lines += [
-            "    scamp5_kernel_begin();",
-            *(f"        {w}" for w in [*heap, *words]),
-            "    scamp5_kernel_end();",
-        ]
-    return "\n".join([*lines, "}"])
+        lines += sdk_kernel([*heap, *words])
+    return c_function(program.name, header, lines)

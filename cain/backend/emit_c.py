@@ -18,7 +18,7 @@ from xdsl.context import Context
 from xdsl.dialects.builtin import ModuleOp
 from xdsl.utils.target import Target
 
-from cain.backend.c_names import c_identifier
+from cain.backend.c_names import c_function, sdk_kernel
 from cain.backend.convert import kernels_of, require_registers
 from cain.backend.digital import digital_functions
 from cain.backend.split import KERNEL_STORE, Split, kernel_pieces, piece_micro_ops, split
@@ -174,8 +174,8 @@ def emit_kernel(kernel: KernelOp, limit: int = KERNEL_STORE, cut: Split | None =
     require_registers(kernel, "emit")
     pieces = kernel_pieces(kernel)
     cut = cut or kernel_split(kernel, limit)
-    comment = ["/*", *(f" * {line}".rstrip() for line in header_comment(kernel, cut, limit)), " */"]
-    lines = [*comment, f"void {c_identifier(name)}(void) {{"]
+    header = header_comment(kernel, cut, limit)
+    lines: list[str] = []
     ends = (*cut.starts[1:], len(pieces))
     for k, (a, b) in enumerate(zip(cut.starts, ends, strict=True)):
         body = [op_line(op) for piece in pieces[a:b] for op in piece]
@@ -183,12 +183,8 @@ def emit_kernel(kernel: KernelOp, limit: int = KERNEL_STORE, cut: Split | None =
             held = f"; live from before: {' '.join(cut.live[k - 1])}" if k and cut.live[k - 1] else ""
             lines.append(f"    // kernel {k + 1} of {cut.kernels}: {cut.icws[k]} ICWs{held}")
             body.insert(0, "scamp5_kernel_api::move_to_heap(true);")
-        lines += [
-            "    scamp5_kernel_begin();",
-            *(f"        {line}" for line in body),
-            "    scamp5_kernel_end();",
-        ]
-    return "\n".join([*lines, "}"])
+        lines += sdk_kernel(body)
+    return c_function(name, header, lines)
 
 
 def split_comment(cut: Split, limit: int) -> list[str]:

@@ -25,8 +25,8 @@ from dataclasses import dataclass, field
 import numpy as np
 
 from cain.backend.adc_dac import Analogue, run_mixed
-from cain.backend.c_names import c_identifier
-from cain.backend.digital import word_kernels
+from cain.backend.c_names import c_function, sdk_kernel
+from cain.backend.digital import verify_once, weight_lines, word_kernels
 from cain.backend.dreg_alloc import Item, allocate
 from cain.backend.dreg_sim import run_words
 from cain.backend.sim import reach, shift
@@ -667,12 +667,7 @@ def ensure_superpixel_verified(program: SuperpixelProgram, seed: int = 0) -> Non
         tuple(program.outputs),
         tuple(program.goals),
     )
-    if key in _VERIFIED:
-        return
-    verify_superpixel(program, seed)
-    if len(_VERIFIED) >= 64:
-        _VERIFIED.pop(next(iter(_VERIFIED)))
-    _VERIFIED[key] = None
+    verify_once(_VERIFIED, key, lambda: verify_superpixel(program, seed))
 
 
 # -- C --------------------------------------------------------------------------------------------------
@@ -770,13 +765,7 @@ def header_lines(program: SuperpixelProgram, channels: Sequence[str]) -> list[st
         "",
         f"each output = {scale}the integer sum of these weights times the input tiles, modulo {1 << bits}:",
     ]
-    for goal, (k, _, _) in zip(program.goals, program.outputs, strict=True):
-        lines.append(f"{k} =")
-        for z, matrix in enumerate(goal.matrices(channels=len(channels))):
-            width = max(len(str(c)) for row in matrix for c in row)
-            if len(channels) > 1:
-                lines.append(f"  {channels[z]}:")
-            lines += ["    [ " + " ".join(str(c).rjust(width) for c in row) + " ]" for row in matrix]
+    lines += weight_lines(program.goals, [k for k, _, _ in program.outputs], channels)
     lines += extras
     if program.margin:
         lines.append(
@@ -795,21 +784,11 @@ def header_lines(program: SuperpixelProgram, channels: Sequence[str]) -> list[st
 def emit_superpixel(program: SuperpixelProgram, channels: Sequence[str], limit: int = KERNEL_STORE) -> str:
     """The C function: host pattern loads between kernels, each kernel's words between
     `scamp5_kernel_begin()` and `scamp5_kernel_end()`."""
-    ident = c_identifier(program.name)
-    lines = [
-        "/*",
-        *(f" * {line}".rstrip() for line in header_lines(program, channels)),
-        " */",
-        f"void {ident}(void) {{",
-    ]
+    lines: list[str] = []
     for loads, words in segments(program.items):
         if loads:
             lines.append("    // host calls (each ends the kernel before; the next begins after)")
             lines += [f"    {load}" for load in loads]
         for part in word_kernels(words, limit) if words else []:
-            lines += [
-                "    scamp5_kernel_begin();",
-                *(f"        {w}" for w in part),
-                "    scamp5_kernel_end();",
-            ]
-    return "\n".join([*lines, "}"])
+            lines += sdk_kernel(part)
+    return c_function(program.name, header_lines(program, channels), lines)
