@@ -359,24 +359,34 @@ class SearchOptions:
         return self.time if self.time is not None or self.budget is not None else DEFAULT_TIME
 
 
-def _compile_superpixel(filt: Filter, search: SearchOptions, start: float, max_icws: int) -> Compiled:
-    """A superpixel filter compiled (`cain.search.superpixel`): its verified words and pattern loads as C."""
-    assert filt.superpixel is not None
-    program = compile_superpixel(
-        filt, filt.superpixel, budget=search.budget, seed=search.seed, time=search.time
-    )
-    function = emit_superpixel(program, [c for c, _ in filt.inputs], max_icws)
+def _compile_dregs(filt: Filter, search: SearchOptions, start: float, max_icws: int) -> Compiled:
+    """A filter on the DREG plane compiled: a superpixel one (`cain.search.superpixel`), its verified words
+    and pattern loads as C, or a digital one (`cain.search.digital`), its verified words as C."""
+    options = {"budget": search.budget, "seed": search.seed, "time": search.time}
+    channels = [c for c, _ in filt.inputs]
+    program: DigitalProgram | SuperpixelProgram
+    if filt.superpixel is not None:
+        program = compile_superpixel(filt, filt.superpixel, **options)
+        function = emit_superpixel(program, channels, max_icws)
+        ir = {"superpixel": "\n".join(str(i) for i in program.items)}
+        mode = {"superpixel": program}
+    else:
+        assert filt.encoding is not None
+        program = compile_digital(filt, filt.encoding, **options)
+        function = emit_digital(program, channels, max_icws)
+        ir = {"dreg": str(ModuleOp([kernel_op(program)]))}
+        mode = {"digital": program}
     assert program.plan is not None
     return Compiled(
         filt,
         program.plan,
         emit_module([]) + function + "\n",
         function,
-        {"superpixel": "\n".join(str(i) for i in program.items)},
+        ir,
         program.macros,
         program.icws,
         clock.perf_counter() - start,
-        superpixel=program,
+        **mode,
     )
 
 
@@ -401,25 +411,8 @@ def compile_filter(
     check_level(level)
     check_max_icws(max_icws)
     start = clock.perf_counter()
-    if filt.superpixel is not None:
-        return _compile_superpixel(filt, search, start, max_icws)
-    if filt.encoding is not None:
-        digital = compile_digital(
-            filt, filt.encoding, budget=search.budget, seed=search.seed, time=search.time
-        )
-        function = emit_digital(digital, [c for c, _ in filt.inputs], max_icws)
-        assert digital.plan is not None
-        return Compiled(
-            filt,
-            digital.plan,
-            emit_module([]) + function + "\n",
-            function,
-            {"dreg": str(ModuleOp([kernel_op(digital)]))},
-            digital.macros,
-            digital.icws,
-            clock.perf_counter() - start,
-            digital,
-        )
+    if filt.superpixel is not None or filt.encoding is not None:
+        return _compile_dregs(filt, search, start, max_icws)
     try:
         runs, failed = _lower_all(filt, search, level, start)
         if not runs:
