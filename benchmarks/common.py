@@ -12,6 +12,7 @@ import dataclasses
 import datetime
 import gzip
 import json
+import multiprocessing
 import os
 import platform
 import random
@@ -19,7 +20,9 @@ import re
 import subprocess
 import sys
 import time
+from collections import Counter
 from collections.abc import Callable, Sequence
+from contextlib import nullcontext
 from dataclasses import dataclass, field
 from fractions import Fraction
 from importlib import metadata
@@ -504,3 +507,28 @@ def median(values: Sequence[float]) -> float | None:
         return None
     mid = n // 2
     return float(ordered[mid]) if n % 2 else (ordered[mid - 1] + ordered[mid]) / 2
+
+
+FUZZ_OUTCOMES = ("passed", "no fit", "error", "crash", "wrong")
+"""What a fuzzed kernel file of the digital or superpixel mode comes to (`fuzz_cases`)."""
+
+
+def fuzz_cases(fuzz_case: Callable[[Any], tuple], cases: Sequence[Any], jobs: int, keep: Path,
+               seed: int) -> tuple[Counter[str], list[list[Any]]]:
+    """Run `fuzz_case` on every case (in `jobs` processes), each to (outcome, kernel file, *counts): the
+    outcomes counted, and the counts of every case that has them. A file that neither passed nor did not fit
+    is kept in `keep` (`fuzz{seed}_{i}.cain`), and the tally goes to stderr every 25 cases."""
+    outcomes: Counter[str] = Counter()
+    counts = []
+    with multiprocessing.Pool(jobs) if jobs > 1 else nullcontext() as pool:
+        results = pool.imap(fuzz_case, cases) if pool is not None else map(fuzz_case, cases)
+        for i, (outcome, text, *rest) in enumerate(results):
+            outcomes[outcome] += 1
+            if rest[0] is not None:
+                counts.append(rest)
+            if outcome not in ("passed", "no fit"):
+                keep.mkdir(parents=True, exist_ok=True)
+                (keep / f"fuzz{seed}_{i}.cain").write_text(text)
+            if (i + 1) % 25 == 0:
+                print(f"{i + 1}: {dict(outcomes)}", file=sys.stderr, flush=True)
+    return outcomes, counts

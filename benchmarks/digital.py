@@ -22,13 +22,10 @@ from __future__ import annotations
 
 import argparse
 import json
-import multiprocessing
 import random
 import sys
 import time
 import traceback
-from collections import Counter
-from contextlib import nullcontext
 from dataclasses import replace
 from pathlib import Path
 from typing import Any
@@ -36,7 +33,7 @@ from typing import Any
 import numpy as np
 
 import cain
-from benchmarks.common import ROOT, machine_info, markdown_table
+from benchmarks.common import FUZZ_OUTCOMES, ROOT, fuzz_cases, machine_info, markdown_table
 from cain.backend.digital import DigitalProgram
 from cain.backend.digital_bound import filter_bound
 from cain.backend.dreg_alloc import DigitalAllocationError
@@ -200,21 +197,9 @@ def fuzz(args: argparse.Namespace) -> int:
         (i, kernel_file(rng, i), args.budget, args.time, args.wide_budget, args.seed)
         for i in range(args.samples)
     ]
-    outcomes: Counter[str] = Counter()
-    icws = []
-    with multiprocessing.Pool(args.jobs) if args.jobs > 1 else nullcontext() as pool:
-        results = pool.imap(fuzz_case, cases) if pool is not None else map(fuzz_case, cases)
-        for i, (outcome, text, cost) in enumerate(results):
-            outcomes[outcome] += 1
-            if cost is not None:
-                icws.append(cost)
-            if outcome not in ("passed", "no fit"):
-                CASES_DIR.mkdir(parents=True, exist_ok=True)
-                (CASES_DIR / f"fuzz{args.seed}_{i}.cain").write_text(text)
-            if (i + 1) % 25 == 0:
-                print(f"{i + 1}: {dict(outcomes)}", file=sys.stderr, flush=True)
-    outcome_rows = [[o, outcomes[o]] for o in ("passed", "no fit", "error", "crash", "wrong")]
-    body = markdown_table(["outcome", "filters"], outcome_rows)
+    outcomes, counts = fuzz_cases(fuzz_case, cases, args.jobs, CASES_DIR, args.seed)
+    icws = [cost for (cost,) in counts]
+    body = markdown_table(["outcome", "filters"], [[o, outcomes[o]] for o in FUZZ_OUTCOMES])
     if icws:
         body += f"\nICWs of the passed programs: median {int(np.median(icws))}, max {max(icws)}\n"
     _write(args, "fuzz", body, {"outcomes": dict(outcomes), "icws": icws})

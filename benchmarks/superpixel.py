@@ -22,20 +22,26 @@ which tests/backend/test_superpixel.py compiles.
 from __future__ import annotations
 
 import argparse
-import multiprocessing
 import random
 import sys
 import time
 import traceback
-from collections import Counter
-from contextlib import nullcontext
 from pathlib import Path
 from typing import Any
 
 import numpy as np
 
 import cain
-from benchmarks.common import ROOT, machine_info, machine_line, markdown_table, read_results, write_results
+from benchmarks.common import (
+    FUZZ_OUTCOMES,
+    ROOT,
+    fuzz_cases,
+    machine_info,
+    machine_line,
+    markdown_table,
+    read_results,
+    write_results,
+)
 from benchmarks.superpixel_java import EXAMPLES
 from cain.backend.adc_dac import run_mixed
 from cain.backend.dreg_alloc import DigitalAllocationError
@@ -311,22 +317,9 @@ def fuzz_case(
 def fuzz(args: argparse.Namespace) -> int:
     rng = random.Random(args.seed)
     cases = [(i, kernel_file(rng, i), args.budget, args.time, args.seed) for i in range(args.samples)]
-    outcomes: Counter[str] = Counter()
-    icws, loads = [], []
-    with multiprocessing.Pool(args.jobs) if args.jobs > 1 else nullcontext() as pool:
-        results = pool.imap(fuzz_case, cases) if pool is not None else map(fuzz_case, cases)
-        for i, (outcome, text, cost, load) in enumerate(results):
-            outcomes[outcome] += 1
-            if cost is not None:
-                icws.append(cost)
-                loads.append(load)
-            if outcome not in ("passed", "no fit"):
-                CASES_DIR.mkdir(parents=True, exist_ok=True)
-                (CASES_DIR / f"fuzz{args.seed}_{i}.cain").write_text(text)
-            if (i + 1) % 25 == 0:
-                print(f"{i + 1}: {dict(outcomes)}", file=sys.stderr, flush=True)
-    rows = [[o, outcomes[o]] for o in ("passed", "no fit", "error", "crash", "wrong")]
-    body = markdown_table(["outcome", "filters"], rows)
+    outcomes, counts = fuzz_cases(fuzz_case, cases, args.jobs, CASES_DIR, args.seed)
+    icws, loads = [cost for cost, _ in counts], [load for _, load in counts]
+    body = markdown_table(["outcome", "filters"], [[o, outcomes[o]] for o in FUZZ_OUTCOMES])
     if icws:
         body += (
             f"\nICWs of the passed programs: median {int(np.median(icws))}, max {max(icws)}; pattern loads: "
