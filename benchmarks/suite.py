@@ -420,13 +420,19 @@ import dataclasses, json, sys, time
 import cain
 from cain.backend.bus_synth import counts
 from cain.backend.verify import verify_bus
+from cain.backend.convert import program_from_kernel
 request = json.load(sys.stdin)
+lowered = []
+if not hasattr(cain.Compiled, "rivals"):  # a revision before them: its searches' programs as they are lowered
+    plain = cain.api._lower
+    cain.api._lower = lambda *a, **k: lowered.append(plain(*a, **k)) or lowered[-1]
 start = time.perf_counter()
 done = cain.compile(request["source"], **request["options"])
 seconds = time.perf_counter() - start
 verify_bus(done.micro_ops, done.filter)
 found = counts(done.micro_ops)
-fewest = min((done.program, *getattr(done, "rivals", ())), key=lambda p: p.macros)
+rivals = getattr(done, "rivals", ()) or [program_from_kernel(run.allocated) for run in lowered]
+fewest = min((done.program, *rivals), key=lambda p: p.macros)
 json.dump({"program": dataclasses.asdict(fewest), "depth": done.filter.depth,
            "goals": [[[*a, c] for a, c in k.goal.items] for k in done.filter.kernels],
            "errors": [str(k.error) for k in done.filter.kernels], "icws": done.icws,
