@@ -311,3 +311,17 @@ def test_cp_sat_symmetry_keeps_the_shortest_program(matrix):
             verify_for_filter(allocated_and_verified(got[0].plan, filt, filt.registers), filt)
             break
     assert got[0].status == "found"
+
+
+def test_a_node_budget_bounds_the_work_of_generating_children():
+    """The 3x3 Laplacian's eight-fold centre has hundreds of splits per goal: a node budget of 3 stops the
+    search by its work (`WORK_PER_NODE` budget checks a node), not only by the nodes it visits."""
+    from cain.search.exact import deepening
+
+    goal = Goal.from_matrices([[[1, 1, 1], [1, -8, 1], [1, 1, 1]]])  # 1/8 of it, at depth 3
+    filt = Filter.of_goals("laplacian8", [goal], 3)
+    names = filt.registers
+    search_ = ExactSearch(filt, "all", names, lambda p: allocated_and_verified(p, filt, names), Budget(nodes=3))
+    result = search_.run(start=9)
+    assert result.stopped == "nodes" and result.program is None
+    assert search_.nodes <= 3 and search_._checks <= 3 * deepening.WORK_PER_NODE

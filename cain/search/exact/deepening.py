@@ -40,6 +40,11 @@ from cain.search.goals import atoms
 from cain.search.goals.plan import to_program
 from cain.search.goals.space import Form, Pair, Space
 
+WORK_PER_NODE = 4096
+"""Of a node budget, the work (each sub-multiset, split and child the move set generates: every budget check)
+the search may spend per node on average: a deep bag's children are bounded by no node count, so without
+it a node budget alone could run for minutes on a goal with large counts."""
+
 MEMO_ITEMS = 2_000_000
 """Most sub-multisets and steps the per-goal memos hold together (a goal with large counts has hundreds of
 thousands of sub-multisets)."""
@@ -629,9 +634,12 @@ class ExactSearch:
         self.rejected = self.rejected or rejected
 
     def _check_budget(self) -> None:
-        """Raise `OutOfBudget` past the deadline, or past the memory limit once the memos were emptied."""
+        """Raise `OutOfBudget` past the deadline, past `WORK_PER_NODE` times the node budget in work, or past
+        the memory limit once the memos were emptied."""
         self.budget.check_time()
         self._checks += 1
+        if self.budget.out_of_nodes(self._checks // WORK_PER_NODE):
+            raise OutOfBudget(Stopped.NODES)
         if self._checks % 4096:
             return
         settle()
