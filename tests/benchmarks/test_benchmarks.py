@@ -444,6 +444,7 @@ def test_existence_checks_both_conditions(tmp_path):
     assert rows["parallel.cain"]["outcome"] == "not shown"
 
 
+@pytest.mark.slow
 def test_suite_runs_the_default_compile():
     """`--compile`: each filter through `cain.compile` in its own process; the fewest macros of its two
     searches verified here, its printed bus-level program's counts recorded."""
