@@ -85,9 +85,10 @@ DEFAULT_WORKERS = min(2, os.cpu_count() or 1)
 """Search processes for one filter by default (`cain`, `cain.compile`): the two searches side by side."""
 
 SYNTHESIS = BUS_OPTIONS
-"""How the default lowers a plan to bus level: as the search in ICWs scores its plans (beam 16, values of
-one user deferred or none, `WORK` states at most). The pass's default also defers shared values: on a
-25-step plan of AnalogNet2 that took minutes on a loaded 2-core machine, against 1.3 s of CPU."""
+"""How the default first lowers a plan to bus level: as the search in ICWs scores its plans (beam 16, values
+of one user deferred or none, `WORK` states at most); then, on a time budget, with the pass's own options
+in the time left (`_synthesised`). The pass's default also defers shared values: on a 25-step plan of
+AnalogNet2 that took minutes on a loaded 2-core machine, against 1.3 s of CPU, so it never runs first."""
 
 
 def check_level(level: str) -> None:
@@ -475,28 +476,33 @@ def _lower_side_by_side(
     again here (the C is printed from it, so `emit` verifies it once more in this process)."""
     ctx = multiprocessing.get_context("fork")
     jobs = []
-    for options in costs:
-        parent, child = ctx.Pipe(duplex=False)
-        process = ctx.Process(target=_lower_in_child, args=(filt, options, level, end, child), daemon=True)
-        process.start()
-        child.close()
-        jobs.append((options, process, parent))
     runs: list[_Lowered] = []
     failed: list[CainError] = []
-    for options, process, pipe in jobs:
-        try:
-            kind, got = pipe.recv()
-        except EOFError:
-            kind, got = "crash", f"exit status {process.exitcode}"
-        process.join()
-        if kind == "error":
-            failed.append(CainError(got))
-        elif kind == "crash":
-            raise RuntimeError(f"the search in {options.cost} failed: {got}")
-        else:
-            parsed = {name: Parser(_context(), got[name]).parse_module() for name in ("allocated", "bus")}
-            printed = parsed["bus"] if level == "bus" else parsed["allocated"]
-            runs.append(_Lowered(options.cost or "macros", got, _kernel(parsed["allocated"]), printed))
+    try:
+        for options in costs:  # not daemons: a search of two workers or more starts its own processes
+            parent, child = ctx.Pipe(duplex=False)
+            process = ctx.Process(target=_lower_in_child, args=(filt, options, level, end, child))
+            process.start()
+            child.close()
+            jobs.append((options, process, parent))
+        for options, process, pipe in jobs:
+            try:
+                kind, got = pipe.recv()
+            except EOFError:
+                kind, got = "crash", f"exit status {process.exitcode}"
+            process.join()
+            if kind == "error":
+                failed.append(CainError(got))
+            elif kind == "crash":
+                raise RuntimeError(f"the search in {options.cost} failed: {got}")
+            else:
+                parsed = {name: Parser(_context(), got[name]).parse_module() for name in ("allocated", "bus")}
+                printed = parsed["bus"] if level == "bus" else parsed["allocated"]
+                runs.append(_Lowered(options.cost or "macros", got, _kernel(parsed["allocated"]), printed))
+    finally:
+        for _, process, _ in jobs:
+            if process.is_alive():  # the other search failed, or the compile was interrupted
+                process.terminate()
     return runs, failed
 
 
@@ -544,18 +550,36 @@ def _lower(
     same = [run for run in done if program_from_kernel(run.allocated) == program]
     if same:
         bus = same[0].printed.clone()
-    else:
+    elif level == "macro":
         bus = module.clone()
-        seconds = None if end is None else max(0.0, end - clock.perf_counter())
-        lower = (
-            ExpandBusPass()
-            if level == "macro"
-            else BusSynthPass(beam=SYNTHESIS.beam, defer=SYNTHESIS.defer, work=SYNTHESIS.work, time=seconds)
-        )
-        lower.apply(ctx, bus)
+        ExpandBusPass().apply(ctx, bus)
         ensure_verified(_kernel(bus))
+    else:
+        bus = _synthesised(ctx, module, end)
     ir["bus"] = str(bus)
     return _Lowered(search.cost or "macros", ir, _kernel(module), bus if level == "bus" else module)
+
+
+def _synthesised(ctx: Context, module: ModuleOp, end: float | None) -> ModuleOp:
+    """The allocated `module` at bus level: `bus-synth` as `SYNTHESIS` says, then, on a time budget with
+    time left before `end`, `bus-synth` with the pass's own options (a wider beam, every deferral, no work
+    limit) until `end`, the shorter kept (`_length`; each verified). The second finds what the first's
+    work limit cuts off on long plans (a 30-step 7x7 Gaussian: 24 ICWs, where the first keeps the 96 of
+    the expansion), and a shared value's deferral on small ones."""
+    runs = []
+    for synthesis in (SYNTHESIS, None):
+        left = None if end is None else end - clock.perf_counter()
+        if synthesis is None and (left is None or left <= 0):
+            break
+        bus = module.clone()
+        seconds = None if left is None else max(0.0, left)
+        if synthesis is None:
+            BusSynthPass(time=seconds).apply(ctx, bus)
+        else:
+            BusSynthPass(beam=synthesis.beam, defer=synthesis.defer, work=synthesis.work, time=seconds).apply(ctx, bus)
+        ensure_verified(_kernel(bus))
+        runs.append(bus)
+    return min(runs, key=lambda bus: _length(_kernel(bus)))
 
 
 def _length(kernel: KernelOp) -> tuple[int, int, int]:
@@ -590,7 +614,7 @@ def compile(
     budget: int | None = None,
     time: float | None = None,
     seed: int = 0,
-    workers: int = DEFAULT_WORKERS,
+    workers: int | None = None,
     cost: str | None = None,
     level: str = DEFAULT_LEVEL,
     max_icws: int = KERNEL_STORE,
@@ -599,8 +623,8 @@ def compile(
     """Compile one filter (see `read_filters` for the sources and `weights_options`) to verified SCAMP-5
     code: at `level` `bus` (the default) bus micro-ops optimised in ICWs, at `macro` SDK macros (see
     `compile_filter`). Without `budget` (search nodes, deterministic) or `time` (seconds), the search runs
-    10 s; `workers` search processes (default `DEFAULT_WORKERS`: the searches in ICWs and in macros side by
-    side). `max_icws`: the most ICWs of one SDK kernel (default the SDK's whole store); a longer program
+    10 s; `workers` search processes (default `DEFAULT_WORKERS`, the searches in ICWs and in macros side by
+    side; one in a daemonic process, e.g. a `multiprocessing.Pool`'s, which may start none). `max_icws`: the most ICWs of one SDK kernel (default the SDK's whole store); a longer program
     is printed as several kernels."""
     filters = read_filters(
         source,
@@ -615,6 +639,8 @@ def compile(
         raise CainError(
             f"the source holds {len(filters)} filters ({names}); compile them with cain.compile_many"
         )
+    if workers is None:
+        workers = 1 if multiprocessing.current_process().daemon else DEFAULT_WORKERS
     return compile_filter(filters[0], SearchOptions(budget, time, seed, workers, cost), level, max_icws)
 
 

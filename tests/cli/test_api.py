@@ -328,12 +328,26 @@ def test_the_searches_share_a_time_budget_one_after_the_other_or_side_by_side():
 
 
 @pytest.mark.slow
-def test_the_searches_side_by_side_print_a_verified_program_and_keep_the_rival():
-    """Two workers on a time budget: both searches in processes of their own; the printed bus-level program
-    computes the kernels, and the other search's program is kept (verified) and named in the header."""
-    done = cain.compile(CNN3, time=2, workers=2)
+@pytest.mark.parametrize("workers", [2, 4])
+def test_the_searches_side_by_side_print_a_verified_program_and_keep_the_rival(workers):
+    """Two workers or more on a time budget: both searches in processes of their own (with four, each a
+    portfolio of two); the printed bus-level program computes the kernels, and the other search's program
+    is kept (verified) and named in the header."""
+    done = cain.compile(CNN3, time=2, workers=workers)
     assert done.level == "bus" and done.icws == len(done.micro_ops) and len(done.rivals) == 1
     assert "chosen:" in done.c
     picture = image(seed=3)
     np.testing.assert_allclose(done.simulate(picture)[INNER], done.exact(picture)[INNER], atol=1e-9)
     cain.backend.verify.verify_for_filter(done.rivals[0], done.filter)
+
+
+def _compile_in_a_pool_worker(source: str) -> int:
+    return cain.compile(source, budget=200).icws
+
+
+def test_compile_in_a_daemonic_pool_worker_runs_its_searches_in_process():
+    """A `multiprocessing.Pool` worker may start no process: there the default is one worker."""
+    import multiprocessing
+
+    with multiprocessing.get_context("fork").Pool(1) as pool:
+        assert pool.apply(_compile_in_a_pool_worker, (CNN3,)) > 0
