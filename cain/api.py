@@ -82,7 +82,15 @@ SIDE_SHARE = 0.75
 this part of it each; the rest is for lowering their plans to bus level."""
 
 DEFAULT_WORKERS = min(2, os.cpu_count() or 1)
-"""Search processes for one filter by default (`cain`, `cain.compile`): the two searches side by side."""
+"""Search processes for one filter on a time budget by default (`cain`, `cain.compile`): the two searches
+side by side (`default_workers`)."""
+
+
+def default_workers(budget: int | None) -> int:
+    """`DEFAULT_WORKERS` on a time budget; one on a node budget (its program as with one worker: a second
+    would double the work, not speed it) and in a daemonic process, e.g. a `multiprocessing.Pool`'s, which
+    may start none."""
+    return 1 if budget is not None or multiprocessing.current_process().daemon else DEFAULT_WORKERS
 
 SYNTHESIS = BUS_OPTIONS
 """How the default first lowers a plan to bus level: as the search in ICWs scores its plans (beam 16, values
@@ -623,8 +631,7 @@ def compile(
     """Compile one filter (see `read_filters` for the sources and `weights_options`) to verified SCAMP-5
     code: at `level` `bus` (the default) bus micro-ops optimised in ICWs, at `macro` SDK macros (see
     `compile_filter`). Without `budget` (search nodes, deterministic) or `time` (seconds), the search runs
-    10 s; `workers` search processes (default `DEFAULT_WORKERS`, the searches in ICWs and in macros side by
-    side; one in a daemonic process, e.g. a `multiprocessing.Pool`'s, which may start none). `max_icws`: the most ICWs of one SDK kernel (default the SDK's whole store); a longer program
+    10 s; `workers` search processes (default `default_workers`). `max_icws`: the most ICWs of one SDK kernel (default the SDK's whole store); a longer program
     is printed as several kernels."""
     filters = read_filters(
         source,
@@ -640,7 +647,7 @@ def compile(
             f"the source holds {len(filters)} filters ({names}); compile them with cain.compile_many"
         )
     if workers is None:
-        workers = 1 if multiprocessing.current_process().daemon else DEFAULT_WORKERS
+        workers = default_workers(budget)
     return compile_filter(filters[0], SearchOptions(budget, time, seed, workers, cost), level, max_icws)
 
 

@@ -24,7 +24,7 @@ from cain.pictures import DEFAULT_NOISE, SAMPLE_IMAGES, picture, require_picture
 from cain.search.config import DEFAULT_TIME
 
 
-def _search_arguments(parser: argparse.ArgumentParser, workers: int) -> None:
+def _search_arguments(parser: argparse.ArgumentParser, workers: int | None) -> None:
     group = parser.add_argument_group("search")
     group.add_argument("--budget", type=int, metavar="N", help="stop after N search nodes (deterministic)")
     group.add_argument(
@@ -35,8 +35,10 @@ def _search_arguments(parser: argparse.ArgumentParser, workers: int) -> None:
         "--workers",
         type=int,
         default=workers,
-        help=f"search processes per filter (default {workers}; with two or more, the searches in ICWs and in "
-        "macros run side by side)",
+        help=f"search processes per filter (default {DEFAULT_WORKERS}, or 1 with --budget; with two or "
+        "more on a time budget, the searches in ICWs and in macros run side by side)"
+        if workers is None
+        else f"search processes per filter (default {workers})",
     )
     group.add_argument(
         "--cost",
@@ -105,14 +107,14 @@ def summary(result: Compiled) -> str:
 
 def _parser(prog: str, description: str, inputs: str, output: str, *, required: bool = True):
     """A parser taking the inputs (`inputs`: `input` or `inputs...`), `-o FILE` and the search options (one
-    filter: `DEFAULT_WORKERS` processes; a batch runs its filters in parallel instead, one process each)."""
+    filter: `cain.api.default_workers`; a batch runs its filters in parallel instead, one process each)."""
     parser = argparse.ArgumentParser(prog=prog, description=description)
     if inputs == "inputs":
         parser.add_argument("inputs", nargs="+", help="kernel files, directories of them, models")
     else:
         parser.add_argument("input", help="the filter")
     parser.add_argument("-o", "--output", metavar="FILE", required=required, help=output)
-    _search_arguments(parser, DEFAULT_WORKERS if inputs == "input" else 1)
+    _search_arguments(parser, None if inputs == "input" else 1)
     return parser
 
 

@@ -342,11 +342,14 @@ def test_the_searches_side_by_side_print_a_verified_program_and_keep_the_rival(w
 
 
 def _compile_in_a_pool_worker(source: str) -> int:
-    return cain.compile(source, budget=200).icws
+    return cain.compile(source, time=1).icws
 
 
+@pytest.mark.slow
 def test_compile_in_a_daemonic_pool_worker_runs_its_searches_in_process():
-    """A `multiprocessing.Pool` worker may start no process: there the default is one worker."""
+    """A `multiprocessing.Pool` worker may start no process: there the default is one worker, even on a
+    time budget (elsewhere two, the searches side by side); on a node budget it is always one."""
+    assert cain.api.default_workers(None) == cain.api.DEFAULT_WORKERS and cain.api.default_workers(200) == 1
     import multiprocessing
 
     with multiprocessing.get_context("fork").Pool(1) as pool:
