@@ -892,31 +892,20 @@ def main(argv: Sequence[str] | None = None) -> int:
             return 0
         machine["cain_java"] = java.describe()
     with versions_of(args.baseline, machine) as trees:
+
+        def run_tree(tree: Tree, entry: SuiteFilter, filt: Filter) -> Run:
+            """Today's code (`trees[0]`) as asked; a baseline revision with its own default cost (in a compile,
+            its own default worker count too)."""
+            ours = tree is trees[0]
+            options = {"budget": args.budget, "seed": args.seed}
+            if args.compile:
+                return compile_in_process(tree, entry, filt, workers=args.workers if ours else None, **options)
+            return search_in_process(
+                tree, entry, filt, workers=args.workers, cost=args.cost if ours else None, **options
+            )
+
         runners: list[tuple[str, Callable[[SuiteFilter, Filter], Run]]] = [
-            (
-                tree.label,
-                lambda entry, filt, tree=tree: compile_in_process(
-                    tree,
-                    entry,
-                    filt,
-                    budget=args.budget,
-                    workers=args.workers if tree is trees[0] else None,
-                    seed=args.seed,
-                ),
-            )
-            if args.compile
-            else (
-                tree.label,
-                lambda entry, filt, tree=tree: search_in_process(
-                    tree,
-                    entry,
-                    filt,
-                    budget=args.budget,
-                    workers=args.workers,
-                    seed=args.seed,
-                    cost=args.cost if tree is trees[0] else None,
-                ),
-            )
+            (tree.label, lambda entry, filt, tree=tree: run_tree(tree, entry, filt))
             for tree in trees
             if not args.java_only
         ]
