@@ -574,19 +574,18 @@ def _synthesised(ctx: Context, module: ModuleOp, end: float | None) -> ModuleOp:
     limit) until `end`, the shorter kept (`_length`; each verified). The second finds what the first's
     work limit cuts off on long plans (a 30-step 7x7 Gaussian: 24 ICWs, where the first keeps the 96 of
     the expansion), and a shared value's deferral on small ones."""
-    runs = []
-    for synthesis in (SYNTHESIS, None):
-        left = None if end is None else end - clock.perf_counter()
-        if synthesis is None and (left is None or left <= 0):
-            break
+
+    def lowered(synthesis: BusSynthPass) -> ModuleOp:
         bus = module.clone()
-        seconds = None if left is None else max(0.0, left)
-        if synthesis is None:
-            BusSynthPass(time=seconds).apply(ctx, bus)
-        else:
-            BusSynthPass(beam=synthesis.beam, defer=synthesis.defer, work=synthesis.work, time=seconds).apply(ctx, bus)
+        synthesis.apply(ctx, bus)
         ensure_verified(_kernel(bus))
-        runs.append(bus)
+        return bus
+
+    left = None if end is None else max(0.0, end - clock.perf_counter())
+    quick = BusSynthPass(beam=SYNTHESIS.beam, defer=SYNTHESIS.defer, work=SYNTHESIS.work, time=left)
+    runs = [lowered(quick)]
+    if end is not None and end > clock.perf_counter():
+        runs.append(lowered(BusSynthPass(time=end - clock.perf_counter())))
     return min(runs, key=lambda bus: _length(_kernel(bus)))
 
 

@@ -354,3 +354,16 @@ def test_compile_in_a_daemonic_pool_worker_runs_its_searches_in_process():
 
     with multiprocessing.get_context("fork").Pool(1) as pool:
         assert pool.apply(_compile_in_a_pool_worker, (CNN3,)) > 0
+
+
+@pytest.mark.slow
+def test_on_a_time_budget_a_second_synthesis_finds_what_the_quick_ones_work_limit_cut_off(monkeypatch):
+    """With the quick synthesis held to one state (it keeps the expansion), the second, with bus-synth's own
+    options in the time left, still prints a shorter verified program; on a node budget only the first runs."""
+    monkeypatch.setattr(cain.api, "SYNTHESIS", dataclasses.replace(cain.api.SYNTHESIS, work=1))
+    gauss = str(EXAMPLES / "gauss3x3.cain")
+    timed = cain.compile(gauss, time=2, workers=1)
+    assert timed.icws == len(timed.micro_ops) < timed.program.icws
+    picture = image(seed=5)
+    np.testing.assert_allclose(timed.simulate(picture)[INNER], timed.exact(picture)[INNER], atol=1e-9)
+    assert cain.compile(gauss, budget=300).icws == cain.compile(gauss, budget=300, level="macro").icws
