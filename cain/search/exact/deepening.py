@@ -638,10 +638,10 @@ class ExactSearch:
         the memory limit once the memos were emptied."""
         self.budget.check_time()
         self._checks += 1
+        if self._checks % WORK_PER_NODE:  # the work count only changes here, so it is checked here
+            return
         if self.budget.out_of_nodes(self._checks // WORK_PER_NODE):
             raise OutOfBudget(Stopped.NODES)
-        if self._checks % 4096:
-            return
         settle()
         if self.budget.over_memory():
             if self._forgot:
