@@ -411,9 +411,10 @@ def compile_filter(
     At bus level without a `cost`, both searches run (`SearchOptions.costs`) and the program of fewer ICWs
     is printed (then fewer bus2/bus3, then fewer macros): never longer than the macro program's own
     expansion, which `bus-synth` keeps when it finds nothing shorter; when one search finds no program, the
-    other's is printed. Each level is verified once (`cain.backend.verify.remember`). With a time budget,
-    each plan's synthesis ends by the end of its search's part of the budget (the first half, the second),
-    keeping what it found by then or the macros' own expansion; with a node budget, by `SYNTHESIS.work`.
+    other's is printed. Each level is verified once (`cain.backend.verify.remember`). With a time budget the
+    searches share it as `_lower_all` says (side by side on two workers or more), and each plan's synthesis
+    (`_synthesised`) keeps what it found by its end or the macros' own expansion; with a node budget, each
+    synthesis ends by `SYNTHESIS.work`.
     For the digital plane: the digital search, lowering and verification (`cain.backend.digital`); for
     superpixels, `cain.search.superpixel`. A
     program longer than `max_icws` is printed as several SDK kernels (`cain.backend.split`)."""
