@@ -34,6 +34,13 @@ OVERLAP_WORK = 60_000
 """Most translations times positions `_self_overlaps` examines for one goal: a big goal keeps only its
 most frequent translations, so one node's pair generation stays bounded whatever the kernel's size."""
 
+TRIPLES = 12
+"""Three-way splits of a goal kept for `add3` (`Space.triples`), the cheapest by the heuristic."""
+RELATED_TRIPLES = 8
+"""Per part of a split that shares a part with another goal of the bag (`Space.relations`), how many of
+the part's own best splits make three-way splits with the other part: the shared part and the rest in two
+(what a pair of kernels sharing a sub-expression, each an `add3`, needs)."""
+
 Pair = tuple[str, tuple[str, ...], int, tuple[int, ...]]
 """(macro name, directions, upper goal id, lower goal ids in operand order)."""
 
@@ -527,10 +534,25 @@ class Space:
                         if len(set(t3)) == 3:
                             out.add(t3)
         scored = sorted((self.cost(t), t) for t in out if len(set(t)) == 3 and self.zero not in t)
-        s = [t for _, t in scored[: self.keep_splits // 4]]
+        s = [t for _, t in scored[: TRIPLES]]
         del goal
         self._triples[u] = s
         return s
+
+    def related_triples(
+        self, u: int, triples: list[tuple[int, int, int]], related: list[tuple[int, int]]
+    ) -> list[tuple[int, int, int]]:
+        """`triples` of goal `u`, then three-way splits from its `related` splits (those sharing a part with
+        another goal of the bag): each part whole, the other split in two (its best `RELATED_TRIPLES`)."""
+        out = dict.fromkeys(triples)
+        tot, zero = self.tot, self.zero
+        for a, b in related:
+            for big, small in ((a, b), (b, a)):
+                for c, e in self.splits(big)[:RELATED_TRIPLES] if tot[big] >= 2 else ():
+                    t3 = tuple(sorted((c, e, small)))
+                    if t3[0] != t3[1] != t3[2] and zero not in t3:
+                        out[t3] = None
+        return list(out)
 
     def relations(self, u: int, g: int) -> list[tuple[int, int]]:
         """Splits of `u` that share a part with goal `g` of the same bag: for each sign and each offset
@@ -670,9 +692,11 @@ class Space:
         add(upper, self.unary_forms(u), options)
         seen = set()
         splits = list(self.splits(u))
+        related = []
         for g in bag:
             if g != u:
-                splits.extend(self.relations(u, g))
+                related.extend(self.relations(u, g))
+        splits.extend(related)
         for split in splits:
             self.tick()
             if split in seen:
@@ -683,9 +707,12 @@ class Space:
                 add(upper, main, options)
             if not moved_pats.isdisjoint(by_tpat) or not kept.isdisjoint(bag_set):
                 add(upper, self.other_forms(others, bag_set, by_tpat), options)
+        triples = self.triples(u)
+        if related and self.ternary:
+            triples = self.related_triples(u, triples, related)
         for f in self.ternary:
             if all(f.signs[i] == 1 and not f.shifted[i] for i in range(3)):
-                add(upper, [(f, (), t) for t in self.triples(u)], options)
+                add(upper, [(f, (), t) for t in triples], options)
 
     def _add_options(self, upper: _Upper, candidates, options: list[Option]) -> None:
         """Each pair `form(lowers) -> upper` of `candidates` (form, directions, lowers) onto `options`, with
