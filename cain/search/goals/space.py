@@ -534,7 +534,7 @@ class Space:
                         if len(set(t3)) == 3:
                             out.add(t3)
         scored = sorted((self.cost(t), t) for t in out if len(set(t)) == 3 and self.zero not in t)
-        s = [t for _, t in scored[: TRIPLES]]
+        s = [t for _, t in scored[:TRIPLES]]
         del goal
         self._triples[u] = s
         return s
