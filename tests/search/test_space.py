@@ -161,3 +161,29 @@ def test_sobel_pair_in_ten_macros():
     text = "filter s\ninput A\noutput x -> A = 1/4 [-1 0 1; -2 0 2; -1 0 1]\noutput y -> B = 1/4 [-1 -2 -1; 0 0 0; 1 2 1]\n"
     result = search(parse_filter(text, "s"), SearchConfig(node_budget=2000, progress=False))
     assert result.program.macros <= 10
+
+
+def test_two_kernels_sharing_a_part_each_an_add3():
+    """Two kernels that share a part, each made by one `add3` from it and two other parts: the pair that
+    splits a kernel three ways around the part it shares with the other kernel of the bag is generated
+    (a relation split with its rest split in two), and the search reaches the nine-macro program that
+    needs it (Cain-Java's; ten before)."""
+    from cain.frontend.kernel import parse_filter
+    from cain.search import SearchConfig, search
+
+    text = (
+        "filter t\ninput A\noutput k0 -> A = 1/2 [0 -1 1; 1 0 -1; 1 0 1]\n"
+        "output k1 -> B = 1/2 [0 1 -1; 1 1 0; 0 0 1]\n"
+    )
+    filt = parse_filter(text, "t")
+    space = Space("all", depth=filt.depth, registers=6, inputs=[atoms.from_goal(Goal.identity(2))])
+    k0, k1 = (atoms.from_goal(g) for g in filt.final_goals())
+    bag = space.bag([k0, k1])
+    shared = goal([0, 0, 0], [1, 0, 0], [0, 0, 1])
+    assert atoms.contains(k0, atoms.from_goal(shared)) and atoms.contains(k1, atoms.from_goal(shared))
+    parts = (shared, goal([0, 0, 0], [0, 0, -1], [0, 0, 0]), goal([0, -1, 1], [0, 0, 0], [1, 0, 0]))
+    want = sorted(space.intern(atoms.from_goal(g)) for g in parts)
+    u = space.intern(k0)
+    assert any(p[0] == "add3" and p[2] == u and sorted(p[3]) == want for _, p, _ in space.pairs(bag))
+    result = search(filt, SearchConfig(node_budget=1500, progress=False))
+    assert result.program.macros <= 9
