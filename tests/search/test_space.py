@@ -187,3 +187,17 @@ def test_two_kernels_sharing_a_part_each_an_add3():
     assert any(p[0] == "add3" and p[2] == u and sorted(p[3]) == want for _, p, _ in space.pairs(bag))
     result = search(filt, SearchConfig(node_budget=1500, progress=False))
     assert result.program.macros <= 9
+
+
+def test_a_lower_may_be_the_input_at_another_offset():
+    """A shifted form whose unshifted operand is the input, `subx(y, a, input, south)`, is offered at every
+    offset of the form (the input is always at hand, even where the bag does not hold it), not only at the
+    offset bringing the parts nearest the origin: the four-neighbour Laplacian is a moved sum less the
+    input."""
+    space = Space("all", depth=2, registers=6, inputs=[atoms.from_goal(Goal.identity(4))])
+    lap = goal([0, 1, 0], [1, -4, 1], [0, 1, 0])
+    bag = space.bag([atoms.from_goal(lap)])
+    u = space.intern(atoms.from_goal(lap))
+    a = space.inputs[0]
+    offered = {p[1] for _, p, _ in space.pairs(bag) if p[0] == "subx" and p[2] == u and p[3][1] == a}
+    assert offered == {("north",), ("south",), ("east",), ("west",)}

@@ -635,6 +635,11 @@ class Space:
         by_tpat: dict[int, list[int]] = {}
         for g in bag_set:
             by_tpat.setdefault(self.tpat[g], []).append(g)
+        # the inputs are at hand whether or not the bag holds them: a shifted form's lower may equal one
+        for g in self.inputs:
+            if g not in bag_set:
+                by_tpat.setdefault(self.tpat[g], []).append(g)
+        at_hand = bag_set | self.input_set
         options: list[Option] = []
         for idx, u in enumerate(bag):
             if idx and bag[idx - 1] == u:
@@ -650,7 +655,7 @@ class Space:
                 if self.res:
                     options.append(Option(OTHER, upper.base, len(options), None, (), u, (), upper.rest))
                 continue
-            self._options_of(upper, bag, bag_set, by_tpat, options)
+            self._options_of(upper, bag, at_hand, by_tpat, options)
         return options
 
     def _upper(self, bag: tuple[int, ...], u: int) -> _Upper:
