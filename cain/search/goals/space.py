@@ -36,10 +36,9 @@ most frequent translations, so one node's pair generation stays bounded whatever
 
 TRIPLES = 12
 """Three-way splits of a goal kept for `add3` (`Space.triples`), the cheapest by the heuristic."""
-RELATED_TRIPLES = 8
-"""Per part of a split that shares a part with another goal of the bag (`Space.relations`), how many of
-the part's own best splits make three-way splits with the other part: the shared part and the rest in two
-(what a pair of kernels sharing a sub-expression, each an `add3`, needs)."""
+SHARED_TRIPLES = 8
+"""Per goal of the bag that shares atoms with the upper goal, how many of the rest's best splits make
+three-way splits with the shared part (`Space.shared_triples`)."""
 
 Pair = tuple[str, tuple[str, ...], int, tuple[int, ...]]
 """(macro name, directions, upper goal id, lower goal ids in operand order)."""
@@ -234,6 +233,7 @@ class Space:
         self._splits: dict[int, list[tuple[int, int]]] = {}
         self._triples: dict[int, list[tuple[int, int, int]]] = {}
         self._relations: dict[tuple[int, int], list[tuple[int, int]]] = {}
+        self._shared: dict[tuple[int, int], list[tuple[int, int, int]]] = {}
         self._contains: dict[int, bool] = {}
         self._split_forms: dict[tuple[int, int], list] = {}
         self._unary_forms: dict[int, list] = {}
@@ -277,7 +277,10 @@ class Space:
 
     def forget(self) -> None:
         """Empty the memoised pair generation (to free memory; it is rebuilt as needed)."""
-        memos = (self._splits, self._triples, self._relations, self._contains, self._split_forms, self._unary_forms)
+        memos = (
+            self._splits, self._triples, self._relations, self._shared, self._contains, self._split_forms,
+            self._unary_forms,
+        )
         for table in (*memos, self._costs):
             table.clear()
 
@@ -539,20 +542,28 @@ class Space:
         self._triples[u] = s
         return s
 
-    def related_triples(
-        self, u: int, triples: list[tuple[int, int, int]], related: list[tuple[int, int]]
-    ) -> list[tuple[int, int, int]]:
-        """`triples` of goal `u`, then three-way splits from its `related` splits (those sharing a part with
-        another goal of the bag): each part whole, the other split in two (its best `RELATED_TRIPLES`)."""
-        out = dict.fromkeys(triples)
-        tot, zero = self.tot, self.zero
-        for a, b in related:
-            for big, small in ((a, b), (b, a)):
-                for c, e in self.splits(big)[:RELATED_TRIPLES] if tot[big] >= 2 else ():
-                    t3 = tuple(sorted((c, e, small)))
-                    if t3[0] != t3[1] != t3[2] and zero not in t3:
-                        out[t3] = None
-        return list(out)
+    def shared_triples(self, u: int, g: int) -> list[tuple[int, int, int]]:
+        """Three-way splits of goal `u` around the part it shares in place with goal `g` of the same bag
+        (their common atoms, unmoved): that part, and the rest split in two (its best `SHARED_TRIPLES`
+        splits), so that two kernels sharing a sub-expression can each be one `add3` on it (memoised)."""
+        key = (u, g)
+        r = self._shared.get(key)
+        if r is not None:
+            return r
+        if len(self._shared) > 100_000:
+            self._shared.clear()
+        ug = self.goal_of[u]
+        p = atoms.overlap(ug, self.goal_of[g])
+        r = []
+        if len(p) >= 2 and p != ug:  # a single position is peeled off by `splits` already
+            a, b = self.intern(p), self.intern(atoms.sub(ug, p))
+            if self.tot[b] >= 2:
+                for c, e in self.splits(b)[:SHARED_TRIPLES]:
+                    t3 = tuple(sorted((a, c, e)))
+                    if t3[0] != t3[1] != t3[2] and self.zero not in t3:
+                        r.append(t3)
+        self._shared[key] = r
+        return r
 
     def relations(self, u: int, g: int) -> list[tuple[int, int]]:
         """Splits of `u` that share a part with goal `g` of the same bag: for each sign and each offset
@@ -697,11 +708,9 @@ class Space:
         add(upper, self.unary_forms(u), options)
         seen = set()
         splits = list(self.splits(u))
-        related = []
         for g in bag:
             if g != u:
-                related.extend(self.relations(u, g))
-        splits.extend(related)
+                splits.extend(self.relations(u, g))
         for split in splits:
             self.tick()
             if split in seen:
@@ -713,8 +722,8 @@ class Space:
             if not moved_pats.isdisjoint(by_tpat) or not kept.isdisjoint(bag_set):
                 add(upper, self.other_forms(others, bag_set, by_tpat), options)
         triples = self.triples(u)
-        if related and self.ternary:
-            triples = self.related_triples(u, triples, related)
+        if self.ternary and len(bag) > 1:
+            triples = list(dict.fromkeys(triples + [t for g in bag if g != u for t in self.shared_triples(u, g)]))
         for f in self.ternary:
             if all(f.signs[i] == 1 and not f.shifted[i] for i in range(3)):
                 add(upper, [(f, (), t) for t in triples], options)
