@@ -165,8 +165,8 @@ def test_sobel_pair_in_ten_macros():
 
 def test_two_kernels_sharing_a_part_each_an_add3():
     """Two kernels that share a part, each made by one `add3` from it and two other parts: the pair that
-    splits a kernel three ways around the part it shares with the other kernel of the bag is generated
-    (a relation split with its rest split in two), and the search reaches the nine-macro program that
+    splits a kernel three ways around the part it shares in place with the other kernel of the bag is
+    generated (that part, and the rest split in two), and the search reaches the nine-macro program that
     needs it (Cain-Java's; ten before)."""
     from cain.frontend.kernel import parse_filter
     from cain.search import SearchConfig, search

@@ -702,7 +702,8 @@ class Space:
         self, upper: _Upper, bag, bag_set: set[int], by_tpat: dict, options: list[Option]
     ) -> None:
         """The pairs of `upper`'s goal, onto `options`: its unary forms, its splits (and relations to the
-        other goals of the bag) by every binary form, its triples by `add3`."""
+        other goals of the bag) by every binary form, its triples (and those around a part it shares with
+        another goal of the bag) by `add3`. `bag_set` holds the bag's goals and the inputs, at hand."""
         u = upper.u
         add = self._add_options
         add(upper, self.unary_forms(u), options)
@@ -723,7 +724,8 @@ class Space:
                 add(upper, self.other_forms(others, bag_set, by_tpat), options)
         triples = self.triples(u)
         if self.ternary and len(bag) > 1:
-            triples = list(dict.fromkeys(triples + [t for g in bag if g != u for t in self.shared_triples(u, g)]))
+            shared = [t for g in bag if g != u for t in self.shared_triples(u, g)]
+            triples = list(dict.fromkeys(triples + shared))
         for f in self.ternary:
             if all(f.signs[i] == 1 and not f.shifted[i] for i in range(3)):
                 add(upper, [(f, (), t) for t in triples], options)
@@ -889,8 +891,8 @@ class Space:
 
     def other_forms(self, others, bag_set, by_tpat) -> list:
         """The lowers of `split_forms`' shifted forms at their other offsets, where a lower is a goal of
-        the bag (`by_tpat`: the bag's goals by `tpat`): a shifted part equal to it up to that offset, or an
-        unshifted part equal to it (then every offset). Once per goal of the bag among an entry's lowers."""
+        the bag or an input (`by_tpat`: those goals by `tpat`): a shifted part equal to it up to that offset,
+        or an unshifted part equal to it (then every offset). Once per such goal among an entry's lowers."""
         out = []
         tpat, anchor, goal_of = self.tpat, self.anchor, self.goal_of
         for f, parts, best in others:
