@@ -722,12 +722,13 @@ class Space:
                 add(upper, main, options)
             if not moved_pats.isdisjoint(by_tpat) or not kept.isdisjoint(bag_set):
                 add(upper, self.other_forms(others, bag_set, by_tpat), options)
-        triples = self.triples(u)
-        if self.ternary and len(bag) > 1:
-            shared = [t for g in bag if g != u for t in self.shared_triples(u, g)]
-            triples = list(dict.fromkeys(triples + shared))
-        for f in self.ternary:
-            if all(f.signs[i] == 1 and not f.shifted[i] for i in range(3)):
+        sums = [f for f in self.ternary if all(f.signs[i] == 1 and not f.shifted[i] for i in range(3))]
+        if sums:  # the basic set has no `add3`: no three-way splits made for nothing
+            triples = self.triples(u)
+            if len(bag) > 1:
+                shared = [t for g in bag if g != u for t in self.shared_triples(u, g)]
+                triples = list(dict.fromkeys(triples + shared))
+            for f in sums:
                 add(upper, [(f, (), t) for t in triples], options)
 
     def _add_options(self, upper: _Upper, candidates, options: list[Option]) -> None:
