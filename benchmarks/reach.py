@@ -26,7 +26,7 @@ from benchmarks.common import (
     read_results,
     write_results,
 )
-from benchmarks.suite import build_suite
+from benchmarks.suite import build_suite, shortest_runs
 from cain.api import read_filters
 from cain.model.filter import Filter
 from cain.model.isa import MACROS
@@ -102,27 +102,23 @@ def main(argv: Sequence[str] | None = None) -> int:
     unknown = [n for n in args.filters or () if n not in suite]
     if unknown:
         parser.error(f"no suite filter named {', '.join(unknown)}")
-    best: dict[str, tuple[int, str, list[str]]] = {}
+    records = []
     for out in args.source:
         try:
-            record = read_results(out)
+            records.append((out.name, read_results(out)["rows"]))
         except (OSError, ValueError) as exc:
             parser.error(f"--from {out}: cannot read its results ({exc})")
-        for row in record["rows"]:
-            for version, run in row["runs"].items():
-                if run["status"] != "verified" or not run.get("program"):
-                    continue
-                if row["filter"] not in best or run["macros"] < best[row["filter"]][0]:
-                    best[row["filter"]] = (run["macros"], f"{version} ({out.name})", run["program"])
+    best = shortest_runs(records)
     cfg = SearchConfig()
     rows, table = [], []
     for name in args.filters or [n for n in suite if n in best]:
         if name not in best:
             table.append([name, "-", "no recorded program", "", "", ""])
             continue
-        macros, source, lines = best[name]
+        run, source = best[name]
+        macros = run["macros"]
         filt = read_filters(suite[name].source)[0]
-        steps = replay(program_of(lines, filt), filt, cfg)
+        steps = replay(program_of(run["program"], filt), filt, cfg)
         holes = [s for s in steps if s["rank"] is None]
         worst = max((s["rank"] for s in steps if s["rank"] is not None), default=None)
         rows.append({"filter": name, "macros": macros, "source": source, "steps": steps})

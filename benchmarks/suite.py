@@ -737,16 +737,23 @@ SMALL = 12
 """The most macros of a best known program for which `--best-from` reports whether each version reaches it."""
 
 
+def shortest_runs(records: Sequence[tuple[str, list[dict]]]) -> dict[str, tuple[dict, str]]:
+    """Per filter, the verified run of fewest macros in `records` (each a suite run's rows and where they are
+    from), with where it is from and its version; on a tie, the first found."""
+    best: dict[str, tuple[dict, str]] = {}
+    for where, record_rows in records:
+        for row in record_rows:
+            for version, run in row["runs"].items():
+                name = row["filter"]
+                if run["status"] == "verified" and (name not in best or run["macros"] < best[name][0]["macros"]):
+                    best[name] = (run, f"{version} ({where})" if where else version)
+    return best
+
+
 def best_known(outs: Sequence[Path], rows: list[dict]) -> dict[str, int]:
     """Per filter, the fewest macros of any verified program in `rows` and in the earlier runs `outs`."""
-    best: dict[str, int] = {}
-    for record_rows in [rows] + [read_results(out)["rows"] for out in outs]:
-        for row in record_rows:
-            for run in row["runs"].values():
-                if run["status"] == "verified":
-                    name = row["filter"]
-                    best[name] = min(best.get(name, run["macros"]), run["macros"])
-    return best
+    records = [("", rows)] + [(str(out), read_results(out)["rows"]) for out in outs]
+    return {name: run["macros"] for name, (run, _) in shortest_runs(records).items()}
 
 
 def reached(rows: list[dict], versions: Sequence[str], best: dict[str, int]) -> str:
