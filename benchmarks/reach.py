@@ -4,8 +4,8 @@ search's pair generation offers it among the children a node keeps, and at which
 
 A step not offered is a hole in pair generation (a form, an offset or a split it never makes), to be fixed
 in `cain.search.goals.space`; a step offered at a late rank is a matter of order and time. The replay uses
-worker 0's configuration (`SearchConfig`'s branch, no jitter) and takes a step the search does not offer
-as if it had, so every hole of a program is listed.
+worker 0's goal space (`worker_space`) and branch, and takes a step the search does not offer as if it
+had, so every hole of a program is listed.
 """
 
 from __future__ import annotations
@@ -32,8 +32,9 @@ from cain.model.filter import Filter
 from cain.model.isa import MACROS
 from cain.model.program import Instr, Program
 from cain.search import SearchConfig
+from cain.search.config import register_names
 from cain.search.goals import atoms
-from cain.search.goals.space import Space
+from cain.search.heuristic.worker import worker_space
 
 _LINE = re.compile(r"(\w+)\((.*)\)")
 
@@ -64,10 +65,7 @@ def program_of(lines: Sequence[str], filt: Filter) -> Program:
 def replay(program: Program, filt: Filter, cfg: SearchConfig) -> list[dict[str, Any]]:
     """Per step of `program`, last first: its macro, and the rank at which the search's pair generation
     offers it from the goal-bag before it (None: not offered)."""
-    space = Space(
-        cfg.instruction_set, filt.depth, len(filt.registers), [atoms.from_goal(g) for g in filt.initial_goals()],
-        exhaustive_atoms=cfg.exhaustive_atoms, only=frozenset(cfg.macros) if cfg.macros is not None else None,
-    )
+    space = worker_space(filt, cfg, len(register_names(filt, cfg)))
     values = program.evaluate(filt.initial_goals())
 
     def goal(value: int) -> int:

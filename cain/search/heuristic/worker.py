@@ -83,6 +83,25 @@ def to_score(candidates: list[tuple[Program, Program]]) -> list[tuple[Program, P
     return chosen + [c for c in ranked[:BUS_CANDIDATES] if all(c is not d for d in chosen)]
 
 
+def worker_space(filt: Filter, cfg: SearchConfig, registers: int, index: int = 0) -> Space:
+    """The goal space of portfolio worker `index`: worker 0 as configured, the others differing in the
+    heuristic's patterns, the exhaustive-split threshold and a seeded jitter of the heuristic's order."""
+    variant = index % 4
+    return Space(
+        cfg.instruction_set,
+        filt.depth,
+        registers,
+        [atoms.from_goal(g) for g in filt.initial_goals()],
+        exhaustive_atoms=cfg.exhaustive_atoms + (0, -1, 1, 0)[variant],
+        heuristic=cfg.heuristic,
+        seed=cfg.seed * 1000 + index,
+        jitter=(0.0, 0.2, 0.2, 0.0)[variant] if index else 0.0,
+        scaled_relations=cfg.scaled_relations,
+        scaled_patterns=cfg.scaled_patterns != (variant in (1, 3)),
+        only=frozenset(cfg.macros) if cfg.macros is not None else None,
+    )
+
+
 class Worker:
     """One search process: its own goal space, frontier and cache."""
 
@@ -92,22 +111,8 @@ class Worker:
         self.names = names
         self.index = index
         self.shared = shared
-        # a portfolio: worker 0 as configured, the others differ in the heuristic's patterns, the
-        # exhaustive-split threshold and a seeded jitter of the heuristic's order
         variant = index % 4
-        self.space = Space(
-            cfg.instruction_set,
-            filt.depth,
-            len(names),
-            [atoms.from_goal(g) for g in filt.initial_goals()],
-            exhaustive_atoms=cfg.exhaustive_atoms + (0, -1, 1, 0)[variant],
-            heuristic=cfg.heuristic,
-            seed=cfg.seed * 1000 + index,
-            jitter=(0.0, 0.2, 0.2, 0.0)[variant] if index else 0.0,
-            scaled_relations=cfg.scaled_relations,
-            scaled_patterns=cfg.scaled_patterns != (variant in (1, 3)),
-            only=frozenset(cfg.macros) if cfg.macros is not None else None,
-        )
+        self.space = worker_space(filt, cfg, len(names), index)
         self.branch = cfg.branch + (0, -8, 8, 0)[variant]
         self.icws_cost = cfg.cost == "icws"
         self.tie = 1 if self.icws_cost else 0
