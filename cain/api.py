@@ -631,8 +631,8 @@ def compile(
     """Compile one filter (see `read_filters` for the sources and `weights_options`) to verified SCAMP-5
     code: at `level` `bus` (the default) bus micro-ops optimised in ICWs, at `macro` SDK macros (see
     `compile_filter`). Without `budget` (search nodes, deterministic) or `time` (seconds), the search runs
-    10 s; `workers` search processes (default `default_workers`). `max_icws`: the most ICWs of one SDK kernel (default the SDK's whole store); a longer program
-    is printed as several kernels."""
+    10 s; `workers` search processes (default `default_workers`). `max_icws`: the most ICWs of one SDK
+    kernel (default the SDK's whole store); a longer program is printed as several kernels."""
     filters = read_filters(
         source,
         registers=registers,
