@@ -115,7 +115,7 @@ def table(args: argparse.Namespace) -> int:
             program = compile_digital(filt, filt.encoding, args.budget, args.seed, args.time)
             record.update(fits=True, icws=program.icws, dregs=len(program.dregs), registers=program.dregs)
         except DigitalAllocationError as e:
-            record.update(fits=False, needs=e.needed, proven=e.proven)
+            record.update(fits=False, needs=e.needed, proven=e.proven, proof=e.short)
             wide = replace(filt.encoding, dregs=HYPOTHETICAL)
             program = compile_digital(filt, wide, args.budget, args.seed, args.time)
             record.update(icws=program.icws, dregs=len(program.dregs))
@@ -147,7 +147,7 @@ def _fits(record: dict[str, Any]) -> str:
     if record["fits"]:
         return "yes"
     if record["proven"]:
-        return f"no program fits: the outputs' {record['needs']} bits (a proof)"
+        return f"no program fits: {record['proof']} (a proof)"
     return f"no: Cain's need {record['needs']} live at once; open"
 
 

@@ -55,7 +55,7 @@ class DigitalPlanPass(ModulePass):
     def result(self, program: DigitalProgram, filt: Filter, encoding: Encoding):
         """What replaces the filter: the plan's kernel, its ICWs on the DREG plane among its counts."""
         assert program.plan is not None
-        kernel = kernel_from_program(program.plan, plan_filter(filt, encoding))
+        kernel = kernel_from_program(program.plan, plan_filter(filt, encoding, program.planes))
         kernel.attributes["dreg_icws"] = IntegerAttr(program.icws, i64)
         return kernel
 

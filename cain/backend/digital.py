@@ -21,7 +21,7 @@ import numpy as np
 from xdsl.dialects.builtin import ModuleOp
 
 from cain.backend.c_names import c_function, sdk_kernel
-from cain.backend.dreg_alloc import DigitalAllocationError, allocate
+from cain.backend.dreg_alloc import DigitalAllocationError, allocate, live_peak, move_peak, park
 from cain.backend.dreg_sim import from_planes, run_words, to_planes
 from cain.backend.sim import correlate
 from cain.backend.split import KERNEL_STORE
@@ -82,6 +82,8 @@ class DigitalProgram:
     margin: int = 0
     """Outputs are exact at least this many PEs from the array's edge (`cain.backend.sim.reach`): a value
     moved out and back reads 0 where the direct correlation reads a pixel."""
+    planes: bool = False
+    """The plan is on the inputs' bit planes (`cain.search.constructive.planes`), not on the inputs."""
 
     @property
     def icws(self) -> int:
@@ -366,10 +368,7 @@ def digital_program(
             "input, or more data DREGs"
         )
 
-    try:
-        words, where = allocate(low.words, pinned, out_bits, dregs, too_many, flags=True)
-    except DigitalAllocationError:
-        words, where = allocate(low.words, pinned, out_bits, dregs, too_many, flags=True, flags_first=True)
+    words, where = allocated(low.words, pinned, out_bits, dregs, too_many)
     words = drop_repeated_setups(words)
     for w in words:
         try:
@@ -391,6 +390,41 @@ def digital_program(
         plan,
         word_reach(words, [r for v in outputs for r in (where[str(b)] for b in v.bits)]),
     )
+
+
+def allocated(
+    words: list[Word], pinned: dict[str, str], out_bits: list[str], dregs: list[str], too_many
+) -> tuple[list[Word], dict[str, str]]:
+    """`words` allocated on `dregs` (`cain.backend.dreg_alloc.allocate`), and the register of every virtual
+    bit: temporaries in the direction flags only when the data DREGs are full, else whenever they are free,
+    else (when R0 is free for data) with two bits parked in R12 (`park`). The first error when none fits;
+    at once when more bits live at a move than the data DREGs (and R12) can hold."""
+    parkable = "R0" in dregs and "R12" not in dregs
+    if move_peak(words, list(pinned), out_bits) > len({*dregs, *pinned.values()}) + parkable:
+        peak = live_peak(words, list(pinned), out_bits)
+        raise DigitalAllocationError(too_many(peak), peak)
+    try:
+        return allocate(words, pinned, out_bits, dregs, too_many, flags=True)
+    except DigitalAllocationError as e:
+        first = e
+    try:
+        return allocate(words, pinned, out_bits, dregs, too_many, flags=True, flags_first=True)
+    except DigitalAllocationError:
+        pass
+    if not parkable:
+        raise first
+    parked_words, parked, parked_outputs = park(words, list(pinned), out_bits)
+    for flags_first in (False, True):
+        try:
+            got, where = allocate(
+                parked_words, pinned, parked_outputs, dregs, too_many, True, flags_first, parked
+            )
+        except DigitalAllocationError:
+            continue
+        for b, p in zip(out_bits, parked_outputs, strict=True):
+            where[b] = where[p]
+        return got, where
+    raise first
 
 
 def word_reach(words: Sequence[Word], outputs: Sequence[str]) -> int:

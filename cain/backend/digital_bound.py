@@ -104,17 +104,67 @@ def filter_bound(filt: Filter, encoding: Encoding) -> Bound:
     return output_bound(filt.final_goals(), [k.name for k in filt.kernels], encoding)
 
 
-def proven_no_fit(filt: Filter, encoding: Encoding) -> DigitalAllocationError | None:
-    """The error that no program of `filt` fits the DREG file, with its proof; None when the bound allows
-    one."""
-    bound = filter_bound(filt, encoding)
-    if not bound.proves_no_fit:
+def move_bits(encoding: Encoding) -> tuple[int, str]:
+    """The most bits of a PE that can depend on the image right after a `DNEWS0`, and which: the DREGs a
+    program may leave a bit in (`capacity`) but the direction flags, which hold the move's side, and FLAG
+    (which `WHERE` could write) and the bit moved in, which may land in a flag. After a program's last
+    move its outputs are a function of these bits alone."""
+    regs = [r for r in capacity(encoding) if r not in FLAGS.values()]
+    return len(regs) + 2, f"{' '.join(regs)}, FLAG and the bit moved in"
+
+
+def values(goal: Goal, encoding: Encoding, enough: int) -> int:
+    """How many values `goal` takes at a pixel away from the edge (modulo 2^bits at a fixed width), counted
+    until they pass `enough`: the sums of its atoms' counts times every input value of their widths."""
+    sums = {0}
+    modulus = None if encoding.bits is None else 1 << encoding.bits
+    for (_, _, z), count in goal:
+        top = min((1 << encoding.input_width(z)) - 1, enough)  # fewer input values: fewer sums, still a bound
+        sums = {s + count * v for s in sums for v in range(top + 1)}
+        if modulus is not None:
+            sums = {s % modulus for s in sums}
+        if len(sums) > enough:
+            break
+    return len(sums)
+
+
+def value_proof(filt: Filter, encoding: Encoding) -> tuple[str, int] | None:
+    """Why no program of DREG words fits when an output takes more values than `move_bits` bits hold (and
+    some kernel reads a neighbour, so every program moves): the proof and the bits the last move would
+    need; None when no output does."""
+    goals = filt.final_goals()
+    if all((x, y) == (0, 0) for goal in goals for (x, y, _), _ in goal):
         return None
+    bits, which = move_bits(encoding)
+    enough = 1 << bits
+    counted = [(values(g, encoding, enough), k.name) for g, k in zip(goals, filt.kernels, strict=True)]
+    most, name = max(counted)
+    if most <= enough:
+        return None
+    proof = (
+        f"after its last move a PE holds at most {bits} bits that depend on the image ({which}; the "
+        f"direction flags hold the side), so an output takes at most {enough} values at a pixel, and {name} "
+        f"takes at least {most} (a proof for programs of DREG words whose moves read fixed sides)"
+    )
+    return proof, (most - 1).bit_length()
+
+
+def proven_no_fit(filt: Filter, encoding: Encoding) -> DigitalAllocationError | None:
+    """The error that no program of `filt` fits the DREG file, with its proof: the outputs' bits at the end
+    (`filter_bound`), else their values after the last move (`value_proof`); None when neither rules a
+    program out."""
+    bound = filter_bound(filt, encoding)
+    advice = "; use fewer bits, a narrower input or fewer kernels"
+    if bound.proves_no_fit:
+        message, needed, short = f"{bound.proof()} (a proof)", bound.needed, f"the outputs' {bound.needed} bits"
+    else:
+        found = value_proof(filt, encoding)
+        if found is None:
+            return None
+        message, needed = found
+        short = f"{needed} bits of values at the last move"
     return DigitalAllocationError(
-        f"digital: no program fits {filt.name}: {bound.proof()} (a proof); use fewer bits, a narrower "
-        "input or fewer kernels",
-        bound.needed,
-        proven=True,
+        f"digital: no program fits {filt.name}: {message}{advice}", needed, proven=True, short=short
     )
 
 

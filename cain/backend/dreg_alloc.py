@@ -9,7 +9,7 @@ from dataclasses import replace
 
 from cain.backend.adc_dac import Analogue
 from cain.diagnostics import CainError
-from cain.model.dreg import FLAGS, Load, Word
+from cain.model.dreg import FLAGS, MASKED, Load, Word
 
 Item = Word | Load | Analogue
 
@@ -18,10 +18,12 @@ class DigitalAllocationError(CainError):
     """The plan needs more DREGs than the PE has for data; with `proven`, `needed` is what every program
     needs (`cain.backend.digital_bound`), not only the programs Cain built."""
 
-    def __init__(self, message: str, needed: int, proven: bool = False):
+    def __init__(self, message: str, needed: int, proven: bool = False, short: str = ""):
         super().__init__(message)
         self.needed = needed
         self.proven = proven
+        self.short = short
+        """The proof in a few words (tables)."""
 
 
 def live_peak(items: Sequence[Item], inputs: Sequence[str], outputs: Sequence[str]) -> int:
@@ -32,6 +34,20 @@ def live_peak(items: Sequence[Item], inputs: Sequence[str], outputs: Sequence[st
     for i, w in enumerate(items):
         new = {d for d in w.dests if d.startswith("%")}
         peak = max(peak, len(live | new))
+        live = {b for b in live | new if last.get(b, -1) > i}
+    return peak
+
+
+def move_peak(items: Sequence[Item], inputs: Sequence[str], outputs: Sequence[str]) -> int:
+    """The most virtual values live at a `DNEWS0` (its destination included): there the direction flags
+    hold the direction, so each of them needs a data DREG (or R12, parked)."""
+    last = _last_uses(items, outputs)
+    live = {b for b in inputs if b in last}
+    peak = 0
+    for i, w in enumerate(items):
+        new = {d for d in w.dests if d.startswith("%")}
+        if w.kind == "DNEWS0":
+            peak = max(peak, len(live | new))
         live = {b for b in live | new if last.get(b, -1) > i}
     return peak
 
@@ -72,13 +88,23 @@ def allocate(
     too_many: Callable[[int], str],
     flags: bool = False,
     flags_first: bool = False,
+    parked: dict[str, str] | None = None,
 ) -> tuple[list[Item], dict[str, str]]:
     """Items on DREGs (linear scan; an item never writes a register it reads), and the register of every
     virtual value; `too_many(peak)` is the error's message when `peak` values live at once do not fit. With
     `flags`, when no data DREG is free, a temporary whose whole life lies where the direction flags are
     free (`flag_gaps`) lives in one of them; with `flags_first`, whenever one is free, leaving the data
-    DREGs to the values that live across moves (more set-ups stay, as the flags are overwritten)."""
+    DREGs to the values that live across moves (more set-ups stay, as the flags are overwritten). `parked`
+    values live in the registers it names (outside the scan, as `park` makes them), and a data DREG an item
+    writes by name (`SET(R0)`) holds no value across that item."""
     last = _last_uses(items, outputs)
+    parked = parked or {}
+    written = {
+        i: set(item.dests) & set(dregs) for i, item in enumerate(items) if set(item.dests) & set(dregs)
+    }
+    for b, r in inputs.items():
+        if any(r in regs and i <= last.get(b, -1) for i, regs in written.items()):
+            raise DigitalAllocationError(f"{r} holds the input bit {b} when a word writes it", len(dregs) + 1)
     spare = list(FLAGS.values()) if flags else []
     gaps = flag_gaps(items) if flags else []
     order = list(dregs) + [r for r in inputs.values() if r not in dregs]
@@ -95,7 +121,12 @@ def allocate(
                 dests.append(d)
                 continue
             end = last.get(d, i)
-            usable = sorted((r for r in free if r not in srcs), key=order.index)
+            if d in parked:
+                where[d] = parked[d]
+                dests.append(parked[d])
+                continue
+            clobbered = {r for k, regs in written.items() if i < k <= end for r in regs}
+            usable = sorted((r for r in free if r not in srcs and r not in clobbered), key=order.index)
             if flags and (flags_first or not usable) and all(gaps[i : end + 1]):
                 usable = [r for r in spare if r not in held and r not in srcs] + usable
             if not usable:
@@ -118,6 +149,43 @@ def allocate(
             if b.startswith("%") and last.get(b, -1) <= i and b in where:
                 if where[b] in spare:
                     held.discard(where[b])
-                elif where[b] not in free:
+                elif where[b] not in free and b not in parked:
                     free.append(where[b])
     return allocated, where
+
+
+def park(
+    words: Sequence[Word], inputs: Sequence[str], outputs: Sequence[str]
+) -> tuple[list[Word], dict[str, str], list[str]]:
+    """The words with bits parked in R12, a DREG the scan does not use since it is written only where R0 = 1
+    (each park is `SET(R0)` and a `MOV` into it): the input bit first read the latest, from the start until
+    that read, then the output bit finished first, from then to the end. Returns the words, each parked
+    value's register, and the outputs (a parked output bit under its new name)."""
+    out = list(words)
+    masked, mask = next(iter(MASKED.items()))
+    parked: dict[str, str] = {}
+    outputs = list(outputs)
+
+    def first_read(b: str) -> int:
+        return next((i for i, w in enumerate(out) if b in w.srcs), len(out))
+
+    def put(b: str, at: int) -> None:
+        name = f"{b}.{masked}"
+        out[at:at] = [Word("SET", (mask,)), Word("MOV", (name,), (b,))]
+        for i in range(at + 2, len(out)):
+            w = out[i]
+            out[i] = Word(w.kind, w.dests, tuple(name if s == b else s for s in w.srcs))
+        outputs[:] = [name if o == b else o for o in outputs]
+        parked[name] = masked
+
+    start = 0
+    late = max(inputs, key=first_read, default=None)
+    if late is not None and any(w.kind == "DNEWS0" for w in out[: first_read(late)]):
+        put(late, 0)
+        start = max(i for i, w in enumerate(out) if f"{late}.{masked}" in w.srcs) + 1
+    defined = {d: i for i, w in enumerate(out) for d in w.dests}
+    finished = [o for o in outputs if o in defined and o not in parked]
+    if finished:
+        first = min(finished, key=lambda o: defined[o])
+        put(first, max(start, defined[first] + 1))
+    return out, parked, outputs

@@ -20,6 +20,7 @@ from cain.model.dreg import Encoding
 from cain.model.filter import Filter, Kernel
 from cain.model.program import Program
 from cain.search.config import DEFAULT_TIME, SearchConfig
+from cain.search.constructive.planes import plane_plan, split_filter
 from cain.search.engine import search
 
 PLAN_MACROS = ("res", "mov", "movx", "add", "sub", "neg")
@@ -117,9 +118,31 @@ class Lowered:
         )
 
 
-def plan_filter(filt: Filter, encoding: Encoding) -> Filter:
+def plane_program(filt: Filter, encoding: Encoding) -> DigitalProgram | None:
+    """The fewest-ICW program of the bit-plane plan (`cain.search.constructive.planes`), with the inputs and
+    kernels of `filt` (each channel's planes joined again); None when it does not fit the DREG file."""
+    split = plan_filter(filt, encoding, planes=True)
+    assert split.encoding is not None
+    lowered = Lowered(split, split.encoding)
+    found = [lowered.fewest((plane_plan(split, origin_last),), [None]) for origin_last in (False, True)]
+    found = [p for p in found if p is not None]
+    if not found:
+        return None
+    program = min(found, key=lowered.rank)
+    regs = iter(r for _, (r,) in program.inputs)
+    inputs = [
+        (c, tuple(next(regs) for _ in range(encoding.input_width(z)))) for z, (c, _) in enumerate(filt.inputs)
+    ]
+    joined = {"inputs": inputs, "goals": filt.final_goals(), "encoding": encoding, "depth": filt.depth}
+    return replace(program, name=filt.name, planes=True, **joined)
+
+
+def plan_filter(filt: Filter, encoding: Encoding, planes: bool = False) -> Filter:
     """The filter a digital plan computes, as its `scamp5.kernel` holds it: the integer kernels
-    (`integer_filter`) with the encoding, so that `lower_plan` can lower it again."""
+    (`integer_filter`) with the encoding, on the inputs' bit planes for a plan of `plane_program`
+    (`split_filter`), so that `lower_plan` can lower it again."""
+    if planes:
+        return split_filter(integer_filter(filt), encoding)
     return replace(integer_filter(filt), encoding=encoding)
 
 
@@ -186,7 +209,8 @@ def compile_digital(
     """The verified digital program of fewest ICWs the searches found for `filt` within `budget` search nodes
     (deterministic) or `time` seconds (with both, whichever ends first; with neither, `DEFAULT_TIME`); a
     clear error when none fits the DREG file, at once (no search) when the outputs' bits alone prove that no
-    program fits (`cain.backend.digital_bound`)."""
+    program fits (`cain.backend.digital_bound`). When no searched plan fits, the bit-plane plan's program
+    (`plane_program`), if it does."""
     start = clock.perf_counter()
     impossible = proven_no_fit(filt, encoding)
     if impossible is not None:
@@ -195,6 +219,11 @@ def compile_digital(
     lowered = Lowered(filt, encoding)
     searches = configs(budget, seconds, seed, encoding.bits is not None)
     plan_searches(integer_filter(filt), lowered, searches, seconds, start)
-    best = lowered.best()
+    try:
+        best = lowered.best()
+    except DigitalAllocationError:
+        best = plane_program(filt, encoding)
+        if best is None:
+            raise
     ensure_digital_verified(best, seed)
     return best

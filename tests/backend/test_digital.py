@@ -193,15 +193,46 @@ def test_a_program_past_the_kernel_store_runs_as_several_kernels():
 
 
 def test_too_wide_for_the_dreg_file_is_a_clear_error():
-    """An 8-bit box ends in 12 bits, within the 13 DREGs of a PE: Cain's programs do not fit, but the bound
-    leaves one possible, and the error says so."""
-    text = "option mode = digital\noption input_bits = 8\noutput B = [1 1 1; 1 1 1; 1 1 1]"
+    """A 4-bit 3x3 Gaussian ends in 8 bits, within the 13 DREGs of a PE: neither Cain's searched plans nor
+    its bit-plane plan fit, but no bound rules a program out, and the error says so."""
+    text = "option mode = digital\noption input_bits = 4\noutput G -> A = [1 2 1; 2 4 2; 1 2 1]"
     with pytest.raises(
         dreg_alloc.DigitalAllocationError, match=r"Cain's programs need \d+ DREGs at once"
     ) as e:
-        cain.compile(text, budget=200)
-    assert "none found that fits (a schedule may exist: every program needs at least 12" in str(e.value)
+        cain.compile(text, budget=100)
+    assert "none found that fits (a schedule may exist: every program needs at least 8" in str(e.value)
     assert not e.value.proven and e.value.needed > len(DATA_DREGS)
+
+
+def test_an_output_of_more_values_than_a_move_leaves_bits_provably_cannot_fit():
+    """An 8-bit 3x3 box ends in 12 bits, within the PE's 13 DREGs, but takes 2296 values at a pixel: more
+    than the 2^11 that the 11 bits a PE can hold across its last move tell apart. Said without a search."""
+    text = "option mode = digital\noption input_bits = 8\noutput B = [1 1 1; 1 1 1; 1 1 1]"
+    filt = cain.read_filters(text)[0]
+    assert digital_bound.move_bits(filt.encoding)[0] == 11
+    assert digital_bound.values(filt.final_goals()[0], filt.encoding, 10**4) == 9 * 255 + 1
+    with pytest.raises(dreg_alloc.DigitalAllocationError, match="B takes at least 2296") as e:
+        cain.compile(text, budget=10**6)  # the proof needs no search: a million nodes would take minutes
+    assert e.value.proven and e.value.needed == 12
+    # a 4-bit box takes 136 values: no proof, and a program fits (the bit-plane plan's)
+    four = cain.read_filters(text.replace("= 8", "= 4"))[0]
+    assert digital_bound.value_proof(four, four.encoding) is None
+
+
+@pytest.mark.parametrize(
+    ("weights", "bits", "width"), [([[1, -2, 3]], 2, None), ([[2, 2], [0, 1]], 3, None), ([[1, 3, 1]], 2, 3)]
+)
+def test_an_outputs_values_are_counted_as_brute_force_finds_them(weights, bits, width):
+    goal = Goal.from_matrices([weights])
+    encoding = Encoding((bits,), width)
+    atoms = [count for _, count in goal]
+    sums = {
+        sum(c * v for c, v in zip(atoms, values, strict=True))
+        for values in np.ndindex(*([1 << bits] * len(atoms)))
+    }
+    if width is not None:
+        sums = {s % (1 << width) for s in sums}
+    assert digital_bound.values(goal, encoding, 10**6) == len(sums)
 
 
 BOX4 = [
