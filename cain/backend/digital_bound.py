@@ -128,10 +128,10 @@ def values(goal: Goal, encoding: Encoding, enough: int) -> int:
     return len(sums)
 
 
-def value_proof(filt: Filter, encoding: Encoding) -> tuple[str, int] | None:
+def value_proof(filt: Filter, encoding: Encoding) -> tuple[str, int, str] | None:
     """Why no program of DREG words fits when an output takes more values than `move_bits` bits hold (and
-    some kernel reads a neighbour, so every program moves): the proof and the bits the last move would
-    need; None when no output does."""
+    some kernel reads a neighbour, so every program moves): the proof, the bits the last move would need,
+    and the proof in a few words; None when no output does."""
     goals = filt.final_goals()
     if all((x, y) == (0, 0) for goal in goals for (x, y, _), _ in goal):
         return None
@@ -146,7 +146,7 @@ def value_proof(filt: Filter, encoding: Encoding) -> tuple[str, int] | None:
         f"direction flags hold the side), so an output takes at most {enough} values at a pixel, and {name} "
         f"takes at least {most} (a proof for programs of DREG words whose moves read fixed sides)"
     )
-    return proof, (most - 1).bit_length()
+    return proof, (most - 1).bit_length(), f"{name}'s {most} values, past {bits} bits after the last move"
 
 
 def proven_no_fit(filt: Filter, encoding: Encoding) -> DigitalAllocationError | None:
@@ -156,13 +156,16 @@ def proven_no_fit(filt: Filter, encoding: Encoding) -> DigitalAllocationError | 
     bound = filter_bound(filt, encoding)
     advice = "; use fewer bits, a narrower input or fewer kernels"
     if bound.proves_no_fit:
-        message, needed, short = f"{bound.proof()} (a proof)", bound.needed, f"the outputs' {bound.needed} bits"
+        message, needed, short = (
+            f"{bound.proof()} (a proof)",
+            bound.needed,
+            f"the outputs' {bound.needed} bits",
+        )
     else:
         found = value_proof(filt, encoding)
         if found is None:
             return None
-        message, needed = found
-        short = f"{needed} bits of values at the last move"
+        message, needed, short = found
     return DigitalAllocationError(
         f"digital: no program fits {filt.name}: {message}{advice}", needed, proven=True, short=short
     )

@@ -3,6 +3,8 @@ verified bit for bit, and it fits the device where the searched plans do not (a 
 
 from __future__ import annotations
 
+import itertools
+
 import numpy as np
 import pytest
 from hypothesis import given, settings
@@ -13,7 +15,7 @@ from cain.backend import digital, dreg_alloc
 from cain.model.dreg import DATA_DREGS, FLAGS, Encoding, Word
 from cain.model.goal import Goal
 from cain.search.constructive import planes
-from cain.search.digital import integer_filter, plane_program, plan_filter
+from cain.search.digital import integer_filter, plan_filter, plane_program
 
 BOX4 = "option mode = digital\noption input_bits = 4\noutput B -> A = [1 1 1; 1 1 1; 1 1 1]"
 
@@ -67,7 +69,7 @@ def test_signed_digits_sum_to_the_number_and_never_touch(n):
     digits = planes.signed_digits(n)
     assert sum(sign << power for sign, power in digits) == n
     powers = [power for _, power in digits]
-    assert all(b - a >= 2 for a, b in zip(powers, powers[1:], strict=False))
+    assert all(b - a >= 2 for a, b in itertools.pairwise(powers))
 
 
 def test_the_walk_visits_every_offset_once_and_may_end_at_the_origin():
@@ -112,7 +114,7 @@ def test_the_scan_keeps_r0_free_across_a_word_that_writes_it():
     ]
     with pytest.raises(dreg_alloc.DigitalAllocationError):
         dreg_alloc.allocate(words, {"%0": "R5"}, ["%2"], ["R5", "R0"], lambda peak: f"{peak}")
-    got, where = dreg_alloc.allocate(words, {"%0": "R5"}, ["%2"], ["R5", "R6", "R0"], lambda peak: f"{peak}")
+    _, where = dreg_alloc.allocate(words, {"%0": "R5"}, ["%2"], ["R5", "R6", "R0"], lambda peak: f"{peak}")
     assert where["%1"] == "R6"
 
 
