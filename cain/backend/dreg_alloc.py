@@ -179,7 +179,7 @@ def park(
         parked[name] = masked
 
     start = 0
-    late = max(inputs, key=first_read, default=None)
+    late = max((b for b in inputs if first_read(b) < len(out)), key=first_read, default=None)
     if late is not None and any(w.kind == "DNEWS0" for w in out[: first_read(late)]):
         put(late, 0)
         start = max(i for i, w in enumerate(out) if f"{late}.{masked}" in w.srcs) + 1

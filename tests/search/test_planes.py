@@ -131,6 +131,9 @@ def test_park_moves_the_latest_read_input_and_then_the_first_output_bit_into_r12
     assert out[-1] == Word("MOV", ("%3.R12",), ("%3",)) and out[-2] == Word("SET", ("R0",))
     assert outputs == ["%3.R12", "%4"] and set(parked.values()) == {"R12"}
     assert Word("OR", ("%4",), ("%3", "%1.R12")) in out
+    # an input bit no word reads is never the one parked
+    again, parked, _ = dreg_alloc.park(words, ["%0", "%1", "%9"], ["%3", "%4"])
+    assert again == out and "%9.R12" not in parked
 
 
 def test_the_plane_plan_round_trips_through_the_plan_ir():

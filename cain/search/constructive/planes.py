@@ -55,27 +55,25 @@ def split_filter(filt: Filter, encoding: Encoding) -> Filter:
 
 def steps(here: tuple[int, int], there: tuple[int, int]) -> list[str]:
     """The moves that take a value read at offset `here` to offset `there`, east-west first."""
-    delta = (there[0] - here[0], there[1] - here[1])
     moves = []
     for axis in (0, 1):
-        side = (
-            next(s for s, step in DIRECTIONS.items() if step[axis] * delta[axis] > 0) if delta[axis] else ""
-        )
-        moves += [side] * abs(delta[axis])
+        delta = there[axis] - here[axis]
+        if delta:
+            moves += [next(s for s, step in DIRECTIONS.items() if step[axis] * delta > 0)] * abs(delta)
     return moves
 
 
 def walk(offsets: set[tuple[int, int]], origin_last: bool = False) -> list[tuple[int, int]]:
     """The offsets in visiting order: from the origin, always the nearest one left (then the least); with
-    `origin_last`, the origin (if read) after all the others."""
-    left, here, order = set(offsets), (0, 0), []
-    if origin_last and len(left) > 1:
-        left.discard(here)
+    `origin_last`, the origin (if read, and not alone) after all the others."""
+    origin = (0, 0)
+    last = origin_last and origin in offsets and len(offsets) > 1
+    left, here, order = set(offsets) - ({origin} if last else set()), origin, []
     while left:
         here = min(left, key=lambda o: (abs(o[0] - here[0]) + abs(o[1] - here[1]), o))
         left.remove(here)
         order.append(here)
-    return order + [(0, 0)] * (len(order) < len(offsets))
+    return order + [origin] * last
 
 
 def signed_digits(n: int) -> list[tuple[int, int]]:
