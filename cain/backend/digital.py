@@ -397,33 +397,31 @@ def allocated(
 ) -> tuple[list[Word], dict[str, str]]:
     """`words` allocated on `dregs` (`cain.backend.dreg_alloc.allocate`), and the register of every virtual
     bit: temporaries in the direction flags only when the data DREGs are full, else whenever they are free,
-    else (when R0 is free for data) with two bits parked in R12 (`park`). The first error when none fits;
-    at once when more bits live at a move than the data DREGs (and R12) can hold."""
+    else (when R0 is free for data) with bits parked in R12, then in R12 and FLAG (`park`). The first error
+    when none fits; at once when more bits live at a move than the data DREGs, R12 and FLAG can hold."""
     parkable = "R0" in dregs and "R12" not in dregs
-    if move_peak(words, list(pinned), out_bits) > len({*dregs, *pinned.values()}) + parkable:
+    if move_peak(words, list(pinned), out_bits) > len({*dregs, *pinned.values()}) + 2 * parkable:
         peak = live_peak(words, list(pinned), out_bits)
         raise DigitalAllocationError(too_many(peak), peak)
-    try:
-        return allocate(words, pinned, out_bits, dregs, too_many, flags=True)
-    except DigitalAllocationError as e:
-        first = e
-    try:
-        return allocate(words, pinned, out_bits, dregs, too_many, flags=True, flags_first=True)
-    except DigitalAllocationError:
-        pass
-    if not parkable:
-        raise first
-    parked_words, parked, parked_outputs = park(words, list(pinned), out_bits)
-    for flags_first in (False, True):
+    attempts = [(None, False), (None, True)] + [
+        (f, ff) for f in (False, True) for ff in (False, True)
+    ] * parkable
+    first = None
+    for flag, flags_first in attempts:
         try:
+            if flag is None:
+                return allocate(words, pinned, out_bits, dregs, too_many, True, flags_first)
+            parked_words, parked, parked_outputs = park(words, list(pinned), out_bits, flag)
             got, where = allocate(
                 parked_words, pinned, parked_outputs, dregs, too_many, True, flags_first, parked
             )
-        except DigitalAllocationError:
+        except DigitalAllocationError as e:
+            first = first or e
             continue
         for b, p in zip(out_bits, parked_outputs, strict=True):
             where[b] = where[p]
         return got, where
+    assert first is not None
     raise first
 
 

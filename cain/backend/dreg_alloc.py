@@ -155,12 +155,13 @@ def allocate(
 
 
 def park(
-    words: Sequence[Word], inputs: Sequence[str], outputs: Sequence[str]
+    words: Sequence[Word], inputs: Sequence[str], outputs: Sequence[str], flag: bool = False
 ) -> tuple[list[Word], dict[str, str], list[str]]:
-    """The words with bits parked in R12, a DREG the scan does not use since it is written only where R0 = 1
-    (each park is `SET(R0)` and a `MOV` into it): the input bit first read the latest, from the start until
-    that read, then the output bit finished first, from then to the end. Returns the words, each parked
-    value's register, and the outputs (a parked output bit under its new name)."""
+    """The words with bits parked outside the scan's DREGs. R12 is written only where R0 = 1 (each park is
+    `SET(R0)` and a `MOV` into it): it holds the input bit first read the latest, from the start until that
+    read, then an output bit. With `flag`, FLAG too, which `WHERE` writes: the output bit finished first,
+    from then to the end, where it is moved into a DREG and `ALL()` sets FLAG as analogue words expect it.
+    Returns the words, each parked value's register, and the outputs (a parked bit under its new name)."""
     out = list(words)
     masked, mask = next(iter(MASKED.items()))
     parked: dict[str, str] = {}
@@ -169,23 +170,33 @@ def park(
     def first_read(b: str) -> int:
         return next((i for i, w in enumerate(out) if b in w.srcs), len(out))
 
-    def put(b: str, at: int) -> None:
-        name = f"{b}.{masked}"
-        out[at:at] = [Word("SET", (mask,)), Word("MOV", (name,), (b,))]
-        for i in range(at + 2, len(out)):
+    def put(b: str, at: int, register: str) -> str:
+        name = f"{b}.{register}"
+        write = [Word("SET", (mask,)), Word("MOV", (name,), (b,))] if register == masked else []
+        write = write or [Word("WHERE", (name,), (b,))]
+        out[at:at] = write
+        for i in range(at + len(write), len(out)):
             w = out[i]
             out[i] = Word(w.kind, w.dests, tuple(name if s == b else s for s in w.srcs))
         outputs[:] = [name if o == b else o for o in outputs]
-        parked[name] = masked
+        parked[name] = register
+        return name
 
+    def finished_first() -> str | None:
+        defined = {d: i for i, w in enumerate(out) for d in w.dests}
+        finished = [o for o in outputs if o in defined and o not in parked]
+        return min(finished, key=lambda o: defined[o], default=None)
+
+    if flag and (b := finished_first()) is not None:
+        kept = put(b, next(i for i, w in enumerate(out) if b in w.dests) + 1, "FLAG")
+        moved = f"{b}.out"
+        out += [Word("MOV", (moved,), (kept,)), Word("ALL", ("FLAG",))]
+        outputs[:] = [moved if o == kept else o for o in outputs]
     start = 0
     late = max((b for b in inputs if first_read(b) < len(out)), key=first_read, default=None)
     if late is not None and any(w.kind == "DNEWS0" for w in out[: first_read(late)]):
-        put(late, 0)
-        start = max(i for i, w in enumerate(out) if f"{late}.{masked}" in w.srcs) + 1
-    defined = {d: i for i, w in enumerate(out) for d in w.dests}
-    finished = [o for o in outputs if o in defined and o not in parked]
-    if finished:
-        first = min(finished, key=lambda o: defined[o])
-        put(first, max(start, defined[first] + 1))
+        name = put(late, 0, masked)
+        start = max(i for i, w in enumerate(out) if name in w.srcs) + 1
+    if (b := finished_first()) is not None:
+        put(b, max(start, next(i for i, w in enumerate(out) if b in w.dests) + 1), masked)
     return out, parked, outputs

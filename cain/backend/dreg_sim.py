@@ -75,11 +75,11 @@ def run_words(
 
 def _value(word: Word, read, shape, rng: np.random.Generator | None) -> np.ndarray:
     """The plane one kernel word computes."""
-    if word.kind in ("SET", "CLR"):
+    if word.kind in ("SET", "CLR", "ALL"):
         if shape is None:
             raise SimulationError(f"{word}: the array's shape is unknown (no register holds a value)")
-        return np.full(shape, word.kind == "SET")
-    if word.kind in ("MOV", "OR", "NOR", "NOT"):
+        return np.full(shape, word.kind != "CLR")
+    if word.kind in ("MOV", "OR", "NOR", "NOT", "WHERE"):
         value = np.logical_or.reduce([read(s) for s in word.srcs])
         return ~value if word.kind in ("NOR", "NOT") else value
     # DNEWS0: OR over the neighbours each PE has flagged

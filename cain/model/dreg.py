@@ -75,6 +75,8 @@ class WordKind:
     dests: tuple[int, int]
     srcs: tuple[int, int]
     doc: str
+    implicit: str | None = None
+    """The one register it writes without naming it (FLAG, for WHERE and ALL)."""
 
 
 WORDS: dict[str, WordKind] = {
@@ -89,6 +91,8 @@ WORDS: dict[str, WordKind] = {
         WordKind(
             "DNEWS0", (1, 1), (1, 1), "d := s of the neighbours flagged in R1-R4 (OR), 0 beyond the edge"
         ),
+        WordKind("WHERE", (1, 1), (1, 3), "FLAG := s0 [or s1 or s2]: a bit kept in FLAG", "FLAG"),
+        WordKind("ALL", (1, 1), (0, 0), "FLAG := 1, as the analogue words expect it after a kernel", "FLAG"),
     ]
 }
 
@@ -102,7 +106,8 @@ class Word:
     srcs: tuple[str, ...] = ()
 
     def __str__(self) -> str:
-        return f"{self.kind}({', '.join(self.dests + self.srcs)});"
+        named = self.dests if WORDS[self.kind].implicit is None else ()
+        return f"{self.kind}({', '.join(named + self.srcs)});"
 
 
 @dataclass(frozen=True)
@@ -146,8 +151,10 @@ def check_word(word: Word, registers: Sequence[str] = DREGS) -> None:
     ):
         if not least <= len(names) <= most:
             raise SimulationError(f"{word}: {word.kind} takes {least} to {most} {what}s, not {len(names)}")
+    if kind.implicit is not None and word.dests != (kind.implicit,):
+        raise SimulationError(f"{word}: {word.kind} writes {kind.implicit} alone")
     for name in word.dests:
-        if name not in registers:
+        if name not in registers and name != kind.implicit:
             raise SimulationError(f"{word}: {name} is not a writable DREG")
     for name in word.srcs:
         if name not in registers and name not in READ_ONLY:

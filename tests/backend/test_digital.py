@@ -69,6 +69,14 @@ def test_logic_words_and_bit_planes():
     assert from_planes(state, ["R5", "R6"], signed=True).tolist() == [[0, 1, -2, -1]]
 
 
+def test_where_keeps_a_bit_in_flag_and_all_sets_it_again():
+    a, b = to_planes(np.array([[0, 1, 2, 3]]), ["R5", "R6"]).values()
+    words = [Word("WHERE", ("FLAG",), ("R5", "R6")), Word("MOV", ("R7",), ("FLAG",)), Word("ALL", ("FLAG",))]
+    state = run_words(words, {"R5": a, "R6": b})
+    assert state["R7"].tolist() == [[False, True, True, True]] and state["FLAG"].all()
+    assert [str(w) for w in words] == ["WHERE(R5, R6);", "MOV(R7, FLAG);", "ALL();"]
+
+
 @pytest.mark.parametrize(
     "word",
     [
@@ -76,6 +84,8 @@ def test_logic_words_and_bit_planes():
         Word("OR", ("R5",), ("R6",)),
         Word("MOV", ("FLAG",), ("R5",)),
         Word("DNEWS0", ("R5",), ("R5",)),
+        Word("WHERE", ("R5",), ("R6",)),
+        Word("ALL", ("R5",)),
     ],
 )
 def test_illegal_words(word):
@@ -193,14 +203,14 @@ def test_a_program_past_the_kernel_store_runs_as_several_kernels():
 
 
 def test_too_wide_for_the_dreg_file_is_a_clear_error():
-    """A 4-bit 3x3 Gaussian ends in 8 bits, within the 13 DREGs of a PE: neither Cain's searched plans nor
+    """A 5-bit 3x3 box ends in 9 bits, within the 13 DREGs of a PE: neither Cain's searched plans nor
     its bit-plane plan fit, but no bound rules a program out, and the error says so."""
-    text = "option mode = digital\noption input_bits = 4\noutput G -> A = [1 2 1; 2 4 2; 1 2 1]"
+    text = "option mode = digital\noption input_bits = 5\noutput B -> A = [1 1 1; 1 1 1; 1 1 1]"
     with pytest.raises(
         dreg_alloc.DigitalAllocationError, match=r"Cain's programs need \d+ DREGs at once"
     ) as e:
         cain.compile(text, budget=100)
-    assert "none found that fits (a schedule may exist: every program needs at least 8" in str(e.value)
+    assert "none found that fits (a schedule may exist: every program needs at least 9" in str(e.value)
     assert not e.value.proven and e.value.needed > len(DATA_DREGS)
 
 

@@ -83,25 +83,37 @@ def test_the_walk_visits_every_offset_once_and_may_end_at_the_origin():
     assert planes.steps((1, -1), (-1, 1)) == ["west", "west", "north", "north"]
 
 
-def test_the_4_bit_box_fits_the_device_with_bits_parked_in_r12():
-    """The searched plans need 12 DREGs at once; the bit-plane plan needs 9 across moves, one of them R12
-    (an input plane until it is walked, then the first output bit), and fits."""
-    result = cain.compile(BOX4, budget=50)
+@pytest.mark.parametrize(
+    ("weights", "gauss"), [("[1 1 1; 1 1 1; 1 1 1]", False), ("[1 2 1; 2 4 2; 1 2 1]", True)]
+)
+def test_the_4_bit_box_and_gaussian_fit_the_device_with_bits_parked(weights, gauss):
+    """The searched plans need 11 and 12 DREGs at once; the bit-plane plan needs 10 bits across moves: the
+    8 data DREGs, R12 (an input plane until it is walked, then an output bit) and FLAG (an output bit)."""
+    result = cain.compile(BOX4.replace("[1 1 1; 1 1 1; 1 1 1]", weights), budget=50)
     program = result.digital
     assert program.planes
-    assert set(program.dregs) <= {*DATA_DREGS, *FLAGS.values(), "R12"} and "R12" in program.dregs
+    assert set(program.dregs) <= {*DATA_DREGS, *FLAGS.values(), "R12", "FLAG"} and "R12" in program.dregs
     (_, regs, signed) = program.outputs[0]
-    assert len(regs) == 8 and not signed and "R12" in regs
+    assert len(regs) == 8 and not signed and "R12" in regs and "FLAG" not in regs
     assert "R12" in result.c and "bit 0 first" in result.c
     image = np.random.default_rng(5).integers(0, 16, size=(12, 12))
-    want = sum(np.roll(np.roll(image, -y, 0), x, 1) for x in (-1, 0, 1) for y in (-1, 0, 1))
+    want = sum(
+        np.roll(np.roll(image, -y, 0), x, 1) << (2 - abs(x) - abs(y) if gauss else 0)
+        for x in (-1, 0, 1)
+        for y in (-1, 0, 1)
+    )
     m = program.margin
     assert (result.simulate(image)[0][m:-m, m:-m] == want[m:-m, m:-m]).all()
-    # every write to R12 comes right after R0 is set, and R0 then holds no value
+    # every write to R12 comes right after R0 is set; FLAG is written by WHERE, and set again at the end
     words = program.words
     for i, w in enumerate(words):
         if "R12" in w.dests:
             assert words[i - 1] == Word("SET", ("R0",)) and w.kind == "MOV"
+        if "FLAG" in w.dests:
+            assert w.kind in ("WHERE", "ALL")
+    if "FLAG" in program.dregs:
+        assert words[-1] == Word("ALL", ("FLAG",)) and words[-2].srcs == ("FLAG",)
+    assert gauss <= ("FLAG" in program.dregs)  # the Gaussian needs both
 
 
 def test_the_scan_keeps_r0_free_across_a_word_that_writes_it():
@@ -118,7 +130,7 @@ def test_the_scan_keeps_r0_free_across_a_word_that_writes_it():
     assert where["%1"] == "R6"
 
 
-def test_park_moves_the_latest_read_input_and_then_the_first_output_bit_into_r12():
+def test_park_moves_the_latest_read_input_and_the_first_output_bits_out_of_the_scan():
     words = [
         Word("CLR", tuple(FLAGS.values())),
         Word("SET", (FLAGS["east"],)),
@@ -134,6 +146,12 @@ def test_park_moves_the_latest_read_input_and_then_the_first_output_bit_into_r12
     # an input bit no word reads is never the one parked
     again, parked, _ = dreg_alloc.park(words, ["%0", "%1", "%9"], ["%3", "%4"])
     assert again == out and "%9.R12" not in parked
+    # with FLAG: the output bit finished first goes there, and a DREG takes it back at the end
+    out, parked, outputs = dreg_alloc.park(words, ["%0", "%1"], ["%3", "%4"], flag=True)
+    assert parked == {"%3.FLAG": "FLAG", "%1.R12": "R12", "%4.R12": "R12"}
+    assert Word("WHERE", ("%3.FLAG",), ("%3",)) in out
+    assert out[-2:] == [Word("MOV", ("%3.out",), ("%3.FLAG",)), Word("ALL", ("FLAG",))]
+    assert outputs == ["%3.out", "%4.R12"]
 
 
 def test_the_plane_plan_round_trips_through_the_plan_ir():
