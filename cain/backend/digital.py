@@ -645,6 +645,8 @@ def header_lines(program: DigitalProgram, channels: Sequence[str]) -> list[str]:
             f"exact at least {program.margin} PE(s) from the array's edge (beyond it DNEWS0 reads 0)"
         )
     lines.append("the kernel overwrites the DREGs it uses (the direction flags R1-R4 among them)")
+    if "FLAG" in program.dregs:
+        lines.append("it keeps a bit in FLAG on the way and ends with ALL(), so FLAG is 1 after it")
     return lines
 
 
