@@ -36,7 +36,7 @@ import numpy as np
 import cain
 from benchmarks.common import FUZZ_OUTCOMES, ROOT, fuzz_cases, machine_info, markdown_table
 from cain.backend.digital import DigitalProgram
-from cain.backend.digital_bound import filter_bound
+from cain.backend.digital_bound import filter_bound, proven_no_fit
 from cain.backend.dreg_alloc import DigitalAllocationError
 from cain.diagnostics import CainError
 from cain.frontend.java_json import parse_filter as parse_json
@@ -192,6 +192,17 @@ def fuzz_case(case: tuple[int, str, int | None, float | None, int, int]) -> tupl
         return "crash", text + "".join(f"// {line}\n" for line in lines), None
 
 
+def proven_count(texts: list[str]) -> int:
+    """How many of the kernel files provably fit no program on the device's DREG file (`proven_no_fit`):
+    the `no fit` outcomes that are not a lack of Cain's."""
+    count = 0
+    for text in texts:
+        filt = cain.read_filters(text)[0]
+        assert filt.encoding is not None
+        count += proven_no_fit(filt, filt.encoding) is not None
+    return count
+
+
 def fuzz(args: argparse.Namespace) -> int:
     rng = random.Random(args.seed)
     cases = [
@@ -203,7 +214,9 @@ def fuzz(args: argparse.Namespace) -> int:
     body = markdown_table(["outcome", "filters"], [[o, outcomes[o]] for o in FUZZ_OUTCOMES])
     if icws:
         body += f"\nICWs of the passed programs: median {int(np.median(icws))}, max {max(icws)}\n"
-    _write(args, "fuzz", body, {"outcomes": dict(outcomes), "icws": icws})
+    proven = proven_count([text for _, text, *_ in cases])
+    body += f"\n`no fit` with a proof that no program fits (`cain.backend.digital_bound`): {proven}\n"
+    _write(args, "fuzz", body, {"outcomes": dict(outcomes), "icws": icws, "proven": proven})
     return 0 if not (outcomes["crash"] or outcomes["wrong"]) else 1
 
 
