@@ -90,9 +90,15 @@ class DigitalProgram:
         return len(self.words)
 
     @property
+    def keeps_flag(self) -> bool:
+        """Whether the kernel keeps a bit in FLAG on the way (`cain.backend.dreg_alloc.park`)."""
+        return any(w.kind == "WHERE" for w in self.words)
+
+    @property
     def dregs(self) -> list[str]:
-        """Every DREG the kernel reads or writes, inputs included, in register order."""
-        used = {r for w in self.words for r in w.dests + w.srcs}
+        """Every DREG the kernel reads or writes, inputs included, in register order (FLAG is not one:
+        `keeps_flag`)."""
+        used = {r for w in self.words for r in w.dests + w.srcs if r not in READ_ONLY}
         used |= {r for _, regs in self.inputs for r in regs}
         return sorted(used, key=lambda r: (r not in DREGS, int(r[1:]) if r[1:].isdigit() else 0, r))
 
@@ -645,7 +651,7 @@ def header_lines(program: DigitalProgram, channels: Sequence[str]) -> list[str]:
             f"exact at least {program.margin} PE(s) from the array's edge (beyond it DNEWS0 reads 0)"
         )
     lines.append("the kernel overwrites the DREGs it uses (the direction flags R1-R4 among them)")
-    if "FLAG" in program.dregs:
+    if program.keeps_flag:
         lines.append("it keeps a bit in FLAG on the way and ends with ALL(), so FLAG is 1 after it")
     return lines
 

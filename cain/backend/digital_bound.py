@@ -146,7 +146,7 @@ def value_proof(filt: Filter, encoding: Encoding) -> tuple[str, int, str] | None
         f"direction flags hold the side), so an output takes at most {enough} values at a pixel, and {name} "
         f"takes at least {most} (a proof for programs of DREG words whose moves read fixed sides)"
     )
-    return proof, (most - 1).bit_length(), f"{name}'s {most} values, past {bits} bits after the last move"
+    return proof, (most - 1).bit_length(), f"{name} takes {most}+ values, past {bits} bits after the last move"
 
 
 def proven_no_fit(filt: Filter, encoding: Encoding) -> DigitalAllocationError | None:
