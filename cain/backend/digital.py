@@ -409,11 +409,10 @@ def allocated(
     if move_peak(words, list(pinned), out_bits) > len({*dregs, *pinned.values()}) + 2 * parkable:
         peak = live_peak(words, list(pinned), out_bits)
         raise DigitalAllocationError(too_many(peak), peak)
-    attempts = [(None, False), (None, True)] + [
-        (f, ff) for f in (False, True) for ff in (False, True)
-    ] * parkable
+    plain = [(None, False), (None, True)]
+    parked_too = [(flag, flags_first) for flag in (False, True) for flags_first in (False, True)]
     first = None
-    for flag, flags_first in attempts:
+    for flag, flags_first in plain + parked_too * parkable:
         try:
             if flag is None:
                 return allocate(words, pinned, out_bits, dregs, too_many, True, flags_first)
