@@ -1,7 +1,8 @@
 """`digital-plan`: plan each filter of goal IR for the digital (DREG) plane: the shared reverse search on its
 integer kernels, its plans ranked by their ICWs once lowered to DREG words (`cain.search.digital`); the
 best plan replaces the filter as a `scamp5.kernel` of the integer kernels that carries the digital
-encoding, for `lower-dreg`."""
+encoding, for `lower-dreg` (on the inputs' bit planes, one 1-bit channel each, when the program is the
+bit-plane plan's: `cain.search.digital.plane_program`)."""
 
 from __future__ import annotations
 
