@@ -182,16 +182,18 @@ def park(
         parked[name] = register
         return name
 
+    moved: set[str] = set()
+
     def finished_first() -> str | None:
         defined = {d: i for i, w in enumerate(out) for d in w.dests}
-        finished = [o for o in outputs if o in defined and o not in parked]
+        finished = [o for o in outputs if o in defined and o not in parked and o not in moved]
         return min(finished, key=lambda o: defined[o], default=None)
 
     if flag and (b := finished_first()) is not None:
         kept = put(b, next(i for i, w in enumerate(out) if b in w.dests) + 1, "FLAG")
-        moved = f"{b}.out"
-        out += [Word("MOV", (moved,), (kept,)), Word("ALL", ("FLAG",))]
-        outputs[:] = [moved if o == kept else o for o in outputs]
+        moved.add(f"{b}.out")
+        out += [Word("MOV", (f"{b}.out",), (kept,)), Word("ALL", ("FLAG",))]
+        outputs[:] = [f"{b}.out" if o == kept else o for o in outputs]
     start = 0
     late = max((b for b in inputs if first_read(b) < len(out)), key=first_read, default=None)
     if late is not None and any(w.kind == "DNEWS0" for w in out[: first_read(late)]):

@@ -152,6 +152,9 @@ def test_park_moves_the_latest_read_input_and_the_first_output_bits_out_of_the_s
     assert Word("WHERE", ("%3.FLAG",), ("%3",)) in out
     assert out[-2:] == [Word("MOV", ("%3.out",), ("%3.FLAG",)), Word("ALL", ("FLAG",))]
     assert outputs == ["%3.out", "%4.R12"]
+    # the bit taken back from FLAG at the end is not parked again
+    _, parked, outputs = dreg_alloc.park(words, ["%0", "%1"], ["%3"], flag=True)
+    assert outputs == ["%3.out"] and "%3.out.R12" not in parked
 
 
 def test_the_plane_plan_round_trips_through_the_plan_ir():
