@@ -184,13 +184,15 @@ def park(
 
     moved: set[str] = set()
 
-    def finished_first() -> str | None:
+    def finished_first() -> tuple[str, int] | None:
+        """The output bit defined first (not parked or moved yet), and the word defining it."""
         defined = {d: i for i, w in enumerate(out) for d in w.dests}
-        finished = [o for o in outputs if o in defined and o not in parked and o not in moved]
-        return min(finished, key=lambda o: defined[o], default=None)
+        finished = [(o, defined[o]) for o in outputs if o in defined and o not in parked and o not in moved]
+        return min(finished, key=lambda found: found[1], default=None)
 
-    if flag and (b := finished_first()) is not None:
-        kept = put(b, next(i for i, w in enumerate(out) if b in w.dests) + 1, "FLAG")
+    if flag and (found := finished_first()) is not None:
+        b, at = found
+        kept = put(b, at + 1, "FLAG")
         moved.add(f"{b}.out")
         out += [Word("MOV", (f"{b}.out",), (kept,)), Word("ALL", ("FLAG",))]
         outputs[:] = [f"{b}.out" if o == kept else o for o in outputs]
@@ -199,6 +201,7 @@ def park(
     if late is not None and any(w.kind == "DNEWS0" for w in out[: first_read(late)]):
         name = put(late, 0, masked)
         start = max(i for i, w in enumerate(out) if name in w.srcs) + 1
-    if (b := finished_first()) is not None:
-        put(b, max(start, next(i for i, w in enumerate(out) if b in w.dests) + 1), masked)
+    if (found := finished_first()) is not None:
+        b, at = found
+        put(b, max(start, at + 1), masked)
     return out, parked, outputs

@@ -123,12 +123,11 @@ def plane_program(filt: Filter, encoding: Encoding) -> DigitalProgram | None:
     kernels of `filt` (each channel's planes joined again); None when it does not fit the DREG file."""
     split = plan_filter(filt, encoding, planes=True)
     assert split.encoding is not None
-    lowered = Lowered(split, split.encoding)
-    found = [lowered.fewest((plane_plan(split, origin_last),), [None]) for origin_last in (False, True)]
-    found = [p for p in found if p is not None]
-    if not found:
+    program = Lowered(split, split.encoding).fewest(
+        [plane_plan(split, last) for last in (False, True)], [None]
+    )
+    if program is None:
         return None
-    program = min(found, key=lowered.rank)
     regs = iter(r for _, (r,) in program.inputs)
     inputs = [
         (c, tuple(next(regs) for _ in range(encoding.input_width(z)))) for z, (c, _) in enumerate(filt.inputs)
@@ -208,8 +207,8 @@ def compile_digital(
 ) -> DigitalProgram:
     """The verified digital program of fewest ICWs the searches found for `filt` within `budget` search nodes
     (deterministic) or `time` seconds (with both, whichever ends first; with neither, `DEFAULT_TIME`); a
-    clear error when none fits the DREG file, at once (no search) when the outputs' bits alone prove that no
-    program fits (`cain.backend.digital_bound`). When no searched plan fits, the bit-plane plan's program
+    clear error when none fits the DREG file, at once (no search) when a bound proves that no program fits
+    (`cain.backend.digital_bound`: the outputs' bits, or their values after the last move). When no searched plan fits, the bit-plane plan's program
     (`plane_program`), if it does."""
     start = clock.perf_counter()
     impossible = proven_no_fit(filt, encoding)

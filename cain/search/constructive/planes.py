@@ -28,7 +28,8 @@ def planes_of(encoding: Encoding) -> list[Plane]:
 def split_filter(filt: Filter, encoding: Encoding) -> Filter:
     """The integer filter `filt` on its input bit planes: one 1-bit channel per plane, each kernel weighing
     bit k of channel z by 2^k times its weight on z; with its encoding, the planes in the DREGs the
-    channels' bits arrive in."""
+    channels' bits arrive in (the planes are in the channels' bit order, so unpinned inputs take the same
+    first free data DREGs)."""
     planes = planes_of(encoding)
     index = {plane: p for p, plane in enumerate(planes)}
     kernels = []
@@ -39,15 +40,12 @@ def split_filter(filt: Filter, encoding: Encoding) -> Filter:
             for k in range(encoding.input_width(z))
         )
         kernels.append(Kernel.exact(kernel.name, kernel.register, goal, 0, len(planes)))
-    dregs = iter(encoding.dregs)
-    channel_dregs = encoding.input_dregs or tuple(
-        tuple(next(dregs) for _ in range(encoding.input_width(z))) for z in range(len(filt.inputs))
-    )
+    pinned = encoding.input_dregs
     split = Encoding(
         (1,) * len(planes),
         encoding.bits,
         encoding.dregs,
-        tuple((channel_dregs[z][k],) for z, k in planes),
+        None if pinned is None else tuple((pinned[z][k],) for z, k in planes),
     )
     inputs = tuple((f"{filt.inputs[z][0]}.{k}", filt.inputs[z][1]) for z, k in planes)
     return replace(filt, inputs=inputs, kernels=tuple(kernels), depth=0, encoding=split)
