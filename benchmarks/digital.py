@@ -5,8 +5,8 @@
 
 The table compiles each filter for the device's DREG file (R5-R11 and R0 for data, the direction flags
 R1-R4 between moves, R12 for parked bits); a filter that does not fit is reported with the DREGs Cain's
-programs need (or, when the outputs' bits alone exceed the PE's 13 DREGs or an output takes more values
-than a PE's bits after its last move tell apart, as proven not to fit), and compiled again for a
+programs need (or, when the outputs' bits alone exceed the PE's 13 DREGs or the outputs take more values
+together than a PE's bits after its last move tell apart, as proven not to fit), and compiled again for a
 hypothetical file of 64 data DREGs so its ICWs are known. `bound` is the DREGs every program needs at its
 end (`cain.backend.digital_bound`) of the most any program may use. Every program is verified bit for bit in
 the DREG simulator before it is counted, and once more here on other images.

@@ -113,40 +113,46 @@ def move_bits(encoding: Encoding) -> tuple[int, str]:
     return len(regs) + 2, f"{' '.join(regs)}, FLAG and the bit moved in"
 
 
-def values(goal: Goal, encoding: Encoding, enough: int) -> int:
-    """How many values `goal` takes at a pixel away from the edge (modulo 2^bits at a fixed width), counted
-    until they pass `enough`: the sums of its atoms' counts times every input value of their widths."""
-    sums = {0}
+def values(goals: Sequence[Goal], encoding: Encoding, enough: int) -> int:
+    """How many values the goals take together at a pixel away from the edge (each modulo 2^bits at a fixed
+    width), counted until they pass `enough`: the sums of each position's counts times every input value of
+    its width, one sum per goal."""
+    counts: dict[tuple[int, int, int], list[int]] = {}
+    for k, goal in enumerate(goals):
+        for atom, count in goal:
+            counts.setdefault(atom, [0] * len(goals))[k] += count
+    sums = {(0,) * len(goals)}
     modulus = None if encoding.bits is None else 1 << encoding.bits
-    for (_, _, z), count in goal:
+    for (_, _, z), cs in counts.items():
         top = min((1 << encoding.input_width(z)) - 1, enough)  # fewer input values: fewer sums, still a bound
-        sums = {s + count * v for s in sums for v in range(top + 1)}
+        sums = {tuple(a + c * v for a, c in zip(s, cs, strict=True)) for s in sums for v in range(top + 1)}
         if modulus is not None:
-            sums = {s % modulus for s in sums}
+            sums = {tuple(a % modulus for a in s) for s in sums}
         if len(sums) > enough:
             break
     return len(sums)
 
 
 def value_proof(filt: Filter, encoding: Encoding) -> tuple[str, int, str] | None:
-    """Why no program of DREG words fits when an output takes more values than `move_bits` bits hold (and
-    some kernel reads a neighbour, so every program moves): the proof, the bits the last move would need,
-    and the proof in a few words; None when no output does."""
+    """Why no program of DREG words fits when the outputs take more values together than `move_bits` bits
+    hold (and some kernel reads a neighbour, so every program moves): the proof, the bits the last move
+    would need, and the proof in a few words; None when they do not."""
     goals = filt.final_goals()
     if all((x, y) == (0, 0) for goal in goals for (x, y, _), _ in goal):
         return None
     bits, which = move_bits(encoding)
     enough = 1 << bits
-    counted = [(values(g, encoding, enough), k.name) for g, k in zip(goals, filt.kernels, strict=True)]
-    most, name = max(counted)
+    most = values(goals, encoding, enough)
     if most <= enough:
         return None
+    names = ", ".join(k.name for k in filt.kernels)
+    takes = f"{names} takes" if len(goals) == 1 else f"the outputs {names} take together"
     proof = (
         f"after its last move a PE holds at most {bits} bits that depend on the image ({which}; the "
-        f"direction flags hold the side), so an output takes at most {enough} values at a pixel, and {name} "
-        f"takes at least {most} (a proof for programs of DREG words whose moves read fixed sides)"
+        f"direction flags hold the side), so the outputs take at most {enough} values at a pixel, and "
+        f"{takes} at least {most} (a proof for programs of DREG words whose moves read fixed sides)"
     )
-    return proof, (most - 1).bit_length(), f"{name} takes {most}+ values, past {bits} bits after the last move"
+    return proof, (most - 1).bit_length(), f"{takes} {most}+ values, past {bits} bits after the last move"
 
 
 def proven_no_fit(filt: Filter, encoding: Encoding) -> DigitalAllocationError | None:

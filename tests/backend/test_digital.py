@@ -220,7 +220,7 @@ def test_an_output_of_more_values_than_a_move_leaves_bits_provably_cannot_fit():
     text = "option mode = digital\noption input_bits = 8\noutput B = [1 1 1; 1 1 1; 1 1 1]"
     filt = cain.read_filters(text)[0]
     assert digital_bound.move_bits(filt.encoding)[0] == 11
-    assert digital_bound.values(filt.final_goals()[0], filt.encoding, 10**4) == 9 * 255 + 1
+    assert digital_bound.values(filt.final_goals(), filt.encoding, 10**4) == 9 * 255 + 1
     with pytest.raises(dreg_alloc.DigitalAllocationError, match="B takes at least 2296") as e:
         cain.compile(text, budget=10**6)  # the proof needs no search: a million nodes would take minutes
     assert e.value.proven and e.value.needed == 12
@@ -229,20 +229,41 @@ def test_an_output_of_more_values_than_a_move_leaves_bits_provably_cannot_fit():
     assert digital_bound.value_proof(four, four.encoding) is None
 
 
+def test_outputs_of_more_values_together_than_a_move_leaves_bits_provably_cannot_fit():
+    """Two 3x3 kernels of a 3-bit image end in 12 bits, within the PE's 13 DREGs, and each takes 64
+    values, but the pair takes 2710: more than the 2^11 the bits held across the last move tell apart."""
+    text = (
+        "option mode = digital\noption input_bits = 3\n"
+        "output B -> A = [1 1 1; 1 1 1; 1 1 1]\noutput G -> B = [1 -1 0; 2 0 -2; 1 1 -1]"
+    )
+    filt = cain.read_filters(text)[0]
+    assert digital_bound.filter_bound(filt, filt.encoding).needed == 12
+    assert [digital_bound.values([g], filt.encoding, 10**4) for g in filt.final_goals()] == [64, 64]
+    with pytest.raises(dreg_alloc.DigitalAllocationError, match="outputs B, G take together at least 2") as e:
+        cain.compile(text, budget=10**6)
+    assert e.value.proven
+
+
 @pytest.mark.parametrize(
-    ("weights", "bits", "width"), [([[1, -2, 3]], 2, None), ([[2, 2], [0, 1]], 3, None), ([[1, 3, 1]], 2, 3)]
+    ("matrices", "bits", "width"),
+    [
+        ([[[1, -2, 3]]], 2, None),
+        ([[[2, 2], [0, 1]]], 3, None),
+        ([[[1, 3, 1]]], 2, 3),
+        ([[[1, 1, 0]], [[0, 1, -2]]], 2, None),
+        ([[[1, 2, 1]], [[-1, 0, 1]]], 2, 3),
+    ],
 )
-def test_an_outputs_values_are_counted_as_brute_force_finds_them(weights, bits, width):
-    goal = Goal.from_matrices([weights])
+def test_outputs_values_are_counted_as_brute_force_finds_them(matrices, bits, width):
+    goals = [Goal.from_matrices([m]) for m in matrices]
     encoding = Encoding((bits,), width)
-    atoms = [count for _, count in goal]
-    sums = {
-        sum(c * v for c, v in zip(atoms, values, strict=True))
-        for values in np.ndindex(*([1 << bits] * len(atoms)))
-    }
-    if width is not None:
-        sums = {s % (1 << width) for s in sums}
-    assert digital_bound.values(goal, encoding, 10**6) == len(sums)
+    positions = sorted({atom for goal in goals for atom, _ in goal})
+    tuples = set()
+    for values in np.ndindex(*([1 << bits] * len(positions))):
+        image = dict(zip(positions, values, strict=True))
+        sums = tuple(sum(c * image[atom] for atom, c in goal) for goal in goals)
+        tuples.add(sums if width is None else tuple(s % (1 << width) for s in sums))
+    assert digital_bound.values(goals, encoding, 10**6) == len(tuples)
 
 
 BOX4 = [
