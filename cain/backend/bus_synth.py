@@ -509,11 +509,21 @@ class _Synth:
         for v, c in flips:
             if (v, c) in where and where[(v, c)] in busy:
                 continue
-            r = free_for_copy(where[(v, -c)])
+            source = where.get((v, -c))
+            if source is None:  # an earlier flip of this step overwrote its only holder
+                return []
+            r = free_for_copy(source)
             if r is None:
                 return []
-            ops.append(MicroOp("bus", (self.names[r],), (self.names[where[(v, -c)]],)))
+            ops.append(MicroOp("bus", (self.names[r],), (self.names[source],)))
+            overwritten = regs[r]
             regs[r] = (v, c)
+            if overwritten is not None and where.get(overwritten) == r:  # read it from its other holder, if any
+                other = next((k for k, h in enumerate(regs) if h == overwritten), None)
+                if other is None:
+                    del where[overwritten]
+                else:
+                    where[overwritten] = other
             where[(v, c)] = r
             busy.add(r)
         news = state.news

@@ -263,6 +263,29 @@ def test_random_plans_synthesise_to_correct_bus_code(program):
     assert not noisier(result.ops, result.plain, f, Options().noise)  # fewer ICWs never buy more noise
 
 
+def test_a_flip_that_overwrites_one_of_two_holders_reads_the_other():
+    """Found by the property test above: `bus2(B, E, XE)` leaves v2 in B and E; a sign flip of the input
+    may then take B (E still holds v2), and the flip of v2 that follows must read E, not B."""
+    program = Program(
+        "random",
+        [(0, "A")],
+        [
+            Instr("addx", (1,), (0, 0), ("east",)),
+            Instr("div", (2,), (1,), ()),
+            Instr("add3", (3,), (0, 1, 2), ()),
+            Instr("div", (4,), (0,), ()),
+            Instr("add", (5,), (0, 0), ()),
+        ],
+        [(3, "C")],
+    )
+    f = Filter.of_goals("random", program.output_goals([Goal.identity(16, 0)]), 4, ["A"], ["C"])
+    p = allocate(program, f.registers)
+    for defer in DEFERRALS:
+        ops = synthesize_ops(p, f.registers, Options(beam=12, defer=(defer,)))
+        assert ops is not None
+        verify_bus(ops, f)
+
+
 def test_output_noise_is_the_variance_the_simulator_samples():
     """`output_noise` carries each write's noise through the program exactly: by hand for three micro-ops,
     and within sampling error of the noisy simulator."""
