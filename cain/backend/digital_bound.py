@@ -116,18 +116,32 @@ def move_bits(encoding: Encoding) -> tuple[int, str]:
 def values(goals: Sequence[Goal], encoding: Encoding, enough: int) -> int:
     """How many values the goals take together at a pixel away from the edge (each modulo 2^bits at a fixed
     width), counted until they pass `enough`: the sums of each position's counts times every input value of
-    its width, one sum per goal."""
+    its width, one sum per goal. A tuple of sums is one int, each sum in a field of `width` bits (offset by
+    its least, or reduced modulo 2^bits by a mask), so the sets are of ints and a step is one addition."""
     counts: dict[tuple[int, int, int], list[int]] = {}
     for k, goal in enumerate(goals):
         for atom, count in goal:
             counts.setdefault(atom, [0] * len(goals))[k] += count
-    sums = {(0,) * len(goals)}
-    modulus = None if encoding.bits is None else 1 << encoding.bits
-    for (_, _, z), cs in counts.items():
-        top = min((1 << encoding.input_width(z)) - 1, enough)  # fewer input values: fewer sums, still a bound
-        sums = {tuple(a + c * v for a, c in zip(s, cs, strict=True)) for s in sums for v in range(top + 1)}
-        if modulus is not None:
-            sums = {tuple(a % modulus for a in s) for s in sums}
+    # fewer input values than a wide input has: fewer sums, still a bound
+    tops = {atom: min((1 << encoding.input_width(atom[2])) - 1, enough) for atom in counts}
+    fields = range(len(goals))
+    if encoding.bits is None:  # a field holds its sum less the least it can be, never negative
+        spans = [sum(abs(cs[k]) * tops[atom] for atom, cs in counts.items()) for k in fields]
+        width, mask = max(1, max(spans).bit_length()), None
+        least = [sum(min(cs[k], 0) * tops[atom] for atom, cs in counts.items()) for k in fields]
+        sums = {sum(-low << (width * k) for k, low in enumerate(least))}
+    else:  # a field's carry out of its low `bits` bits is masked off: the sum modulo 2^bits
+        width, modulus = encoding.bits + 1, 1 << encoding.bits
+        mask = sum((modulus - 1) << (width * k) for k in fields)
+        sums = {0}
+    for atom, cs in counts.items():
+        steps = [
+            sum((c * v if mask is None else c * v % modulus) << (width * k) for k, c in enumerate(cs))
+            for v in range(tops[atom] + 1)
+        ]
+        sums = {s + d for s in sums for d in steps}
+        if mask is not None:
+            sums = {s & mask for s in sums}
         if len(sums) > enough:
             break
     return len(sums)
