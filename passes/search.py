@@ -39,7 +39,8 @@ class SearchPass(ModulePass):
     workers: int = 1
     """Processes searching in parallel (a portfolio sharing the best length on a time budget)."""
     traversal: str = "cgds"
-    """`cgds`, `dfs`, `bfs` or `best-first`."""
+    """`cgds`, `dfs`, `bfs`, `best-first` (by the heuristic) or `discrepancy` (by the sum of the ranks of the
+    children on a node's path)."""
     cost: str = "macros"
     """`macros` (the paper's cost) or `icws` (bus cycles on the device)."""
     heuristic: str = "scamp5"

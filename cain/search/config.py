@@ -11,7 +11,7 @@ from cain.model.isa import MicroOp
 from cain.model.program import Program
 from cain.search.budget import Stopped
 
-TRAVERSALS = ("cgds", "dfs", "bfs", "best-first")
+TRAVERSALS = ("cgds", "dfs", "bfs", "best-first", "discrepancy")
 COSTS = ("macros", "icws")
 HEURISTICS = ("scamp5", "random")
 DEFAULT_TIME = 10.0

@@ -327,6 +327,18 @@ def test_the_searches_share_a_time_budget_one_after_the_other_or_side_by_side():
     assert not cain.api.SearchOptions(time=10, workers=2, cost="icws").side_by_side("bus")
 
 
+def test_the_two_searches_take_different_traversals():
+    """At bus level the search in macros takes the discrepancy order and the one in ICWs CGDS, either way
+    they run; one search alone (a `cost`, or macro level) keeps the traversal asked for."""
+    for options in (cain.api.SearchOptions(time=10, workers=2), cain.api.SearchOptions(budget=300)):
+        assert [(o.cost, o.traversal) for o in options.costs("bus")] == [
+            ("icws", "cgds"),
+            ("macros", "discrepancy"),
+        ]
+    assert [o.traversal for o in cain.api.SearchOptions(time=10).costs("macro")] == ["cgds"]
+    assert [o.traversal for o in cain.api.SearchOptions(time=10, cost="macros").costs("bus")] == ["cgds"]
+
+
 @pytest.mark.slow
 @pytest.mark.parametrize("workers", [2, 4])
 def test_the_searches_side_by_side_print_a_verified_program_and_keep_the_rival(workers):

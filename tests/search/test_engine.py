@@ -66,7 +66,7 @@ def test_parallel_peak_memory_sums_the_workers():
     assert r.peak_memory > parent + 2 * 2**20
 
 
-@pytest.mark.parametrize("traversal", ["cgds", "best-first"])
+@pytest.mark.parametrize("traversal", ["cgds", "best-first", "discrepancy"])
 def test_a_bounded_frontier_still_finds_verified_plans(traversal):
     """Past `frontier_limit` held children, nodes put back keep only their next few: plans stay correct."""
     f = example("gauss3x3")
@@ -77,12 +77,42 @@ def test_a_bounded_frontier_still_finds_verified_plans(traversal):
 
 
 @pytest.mark.parametrize(
-    "traversal, matrix", [("dfs", "[0 1 0; 1 1 1; 0 1 0]"), ("best-first", "[0 1 0; 1 1 1; 0 1 0]"), ("bfs", "[1 1 0]")]
+    "traversal, matrix",
+    [
+        ("dfs", "[0 1 0; 1 1 1; 0 1 0]"),
+        ("best-first", "[0 1 0; 1 1 1; 0 1 0]"),
+        ("discrepancy", "[0 1 0; 1 1 1; 0 1 0]"),
+        ("bfs", "[1 1 0]"),
+    ],
 )
 def test_other_traversals_find_plans(traversal, matrix):
     f = kernel_filter(matrix, "plus")
     r = search(f, SearchConfig(node_budget=400, traversal=traversal, progress=False))
     check(r.program, f)
+
+
+def test_the_discrepancy_order_serves_the_fewest_ranks_first(monkeypatch):
+    """`discrepancy` expands nodes in the order of the sum of their path's ranks (a child's rank among its
+    parent's candidates): never a node with more ranks before one with fewer, and not the order CGDS takes."""
+    from cain.search.heuristic import worker
+
+    served = {}
+    pop = worker.Worker._pop
+
+    def recording(self, t):
+        node = pop(self, t)  # a child (idx 0), or a node back for its next child (idx: that child's rank)
+        served.setdefault((self.cfg.traversal, id(self)), []).append((node.ranks + node.idx, node.cost))
+        return node
+
+    monkeypatch.setattr(worker.Worker, "_pop", recording)
+    f = example("gauss3x3")
+    for traversal in ("discrepancy", "cgds"):
+        r = search(f, SearchConfig(node_budget=300, traversal=traversal, exact_reach=0, progress=False))
+        check(r.program, f)
+    orders = {traversal: order for (traversal, _), order in served.items()}  # the search's own worker last
+    ranks = [k for k, _ in orders["discrepancy"]]
+    assert ranks == sorted(ranks) and ranks[-1] > 0
+    assert orders["discrepancy"] != orders["cgds"]
 
 
 def test_icws_cost_scores_plans_at_bus_level():

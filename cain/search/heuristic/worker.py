@@ -41,6 +41,11 @@ compiled one at a time again, with `AGAIN_SHARE` of the budget: on filters of ma
 simultaneous search seldom beats that plan, and each kernel's search alone improves with time."""
 AGAIN_SHARE = 0.5
 """The part of the budget the kernels are compiled with again, at `AGAIN_MARK` (or what is left of it)."""
+HEAPS = ("best-first", "discrepancy")
+"""The traversals whose frontier is a heap: by the heuristic, or by the sum of the ranks on a node's path
+(a child's rank among its parent's candidates), a limited-discrepancy order. CGDS puts a node back behind
+all it has queued, so a child of rank r waits r rounds of a growing frontier; in `discrepancy` a plan whose
+steps rank low but not first is reached as soon as near the root as deep down."""
 GRACE = 0.1
 """How far past the deadline, as a part of the time budget (at least a second), the traversal may run to
 reach its next 64-node mark."""
@@ -48,7 +53,7 @@ reach its next 64-node mark."""
 
 @dataclass(slots=True)
 class _Traversal:
-    """One round's state: its frontier (a deque, or a heap for best-first), the cheapest cost each goal-bag
+    """One round's state: its frontier (a deque, or a heap for `HEAPS`), the cheapest cost each goal-bag
     was reached at, the bound, the candidate children the frontier's nodes hold, and the heap's counter."""
 
     frontier: deque | list
@@ -59,7 +64,7 @@ class _Traversal:
 
 
 class _Node:
-    __slots__ = ("bag", "cands", "cost", "idx", "lb", "pair", "parent")
+    __slots__ = ("bag", "cands", "cost", "idx", "lb", "pair", "parent", "ranks")
 
     def __init__(self, bag, cost, parent, pair, lb):
         self.bag = bag
@@ -69,6 +74,9 @@ class _Node:
         self.cands = None
         self.idx = 0
         self.lb = lb
+        self.ranks = 0
+        """The sum of the ranks on its path from the root, each node's among its parent's candidates in
+        the heuristic's order, culled ones included (the `discrepancy` order)."""
 
 
 def to_score(candidates: list[tuple[Program, Program]]) -> list[tuple[Program, Program]]:
@@ -482,8 +490,8 @@ class Worker:
     def _round(self, progress, round_end: int | None, root: _Node | None = None) -> Stopped:
         """One traversal from the final goals (or `root`) until a budget, the round's end or exhaustion."""
         root = root or _Node(self.root, 0, None, None, self.space.lower_bound(self.root))
-        best_first = self.cfg.traversal == "best-first"
-        t = _Traversal([(0.0, 0, root)] if best_first else deque([root]), {}, self.bound)
+        heap = self.cfg.traversal in HEAPS
+        t = _Traversal([(0.0, 0, 0, root)] if heap else deque([root]), {}, self.bound)
         min_step = self._min_step()
         stopped = Stopped.EXHAUSTED
         while t.frontier:
@@ -517,8 +525,8 @@ class Worker:
 
     def _pop(self, t: _Traversal) -> _Node:
         """The frontier's next node in the traversal's order."""
-        if self.cfg.traversal == "best-first":
-            return heapq.heappop(t.frontier)[2]
+        if self.cfg.traversal in HEAPS:
+            return heapq.heappop(t.frontier)[3]
         if self.cfg.traversal == "dfs":
             return t.frontier.pop()
         return t.frontier.popleft()
@@ -627,9 +635,16 @@ class Worker:
         elif traversal == "bfs":
             frontier.append(child)
             frontier.appendleft(node)
-        else:
+        elif traversal == "discrepancy":  # fewest ranks first, then deepest, then oldest
+            child.ranks = node.ranks + node.idx - 1
             t.counter += 1
-            heapq.heappush(frontier, (h, t.counter, child))
+            heapq.heappush(frontier, (child.ranks, -child.cost, t.counter, child))
             if node.idx < len(node.cands):
                 t.counter += 1
-                heapq.heappush(frontier, (node.cands[node.idx][0], t.counter, node))
+                heapq.heappush(frontier, (node.ranks + node.idx, -node.cost, t.counter, node))
+        else:
+            t.counter += 1
+            heapq.heappush(frontier, (h, 0, t.counter, child))
+            if node.idx < len(node.cands):
+                t.counter += 1
+                heapq.heappush(frontier, (node.cands[node.idx][0], 0, t.counter, node))
