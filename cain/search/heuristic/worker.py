@@ -44,8 +44,8 @@ AGAIN_SHARE = 0.5
 HEAPS = ("best-first", "discrepancy")
 """The traversals whose frontier is a heap: by the heuristic, or by the sum of the ranks on a node's path
 (a child's rank among its parent's candidates), a limited-discrepancy order. CGDS puts a node back behind
-all it has queued, so a child of rank r waits r rounds of a growing frontier; in `discrepancy` a plan whose
-steps rank low but not first is reached as soon as near the root as deep down."""
+all it has queued, so a child of rank r waits r rounds of a growing frontier, and a late rank near the root
+costs most; in `discrepancy` a plan's turn comes with the sum of its steps' ranks, wherever they are."""
 GRACE = 0.1
 """How far past the deadline, as a part of the time budget (at least a second), the traversal may run to
 reach its next 64-node mark."""
