@@ -354,14 +354,15 @@ class SearchOptions:
         budget is each search's: deterministic."""
         if level == "macro":
             return [replace(self, cost=self.cost or "macros")]
-        costs = list(SEARCHES) if self.cost is None else [self.cost]
         time = self.seconds
-        traversal = [SEARCHES[cost][1] if len(costs) > 1 else self.traversal for cost in costs]
-        both = [replace(self, cost=cost, traversal=t) for cost, t in zip(costs, traversal, strict=True)]
+        if self.cost is not None:
+            searches = [self]
+        else:
+            searches = [replace(self, cost=cost, traversal=traversal) for cost, (_, traversal) in SEARCHES.items()]
         if self.side_by_side(level):
-            return [replace(s, time=time * SIDE_SHARE, workers=self.workers // 2) for s in both]
-        share = None if time is None else time * SEARCH_SHARE * len(SEARCHES) / len(costs)
-        return [replace(s, time=share) for s in both]
+            return [replace(s, time=time * SIDE_SHARE, workers=self.workers // 2) for s in searches]
+        share = None if time is None else time * SEARCH_SHARE * len(SEARCHES) / len(searches)
+        return [replace(s, time=share) for s in searches]
 
     def side_by_side(self, level: str) -> bool:
         """Whether both searches run at once, in processes of their own: at bus level without a `cost`, on a
