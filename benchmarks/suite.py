@@ -421,6 +421,7 @@ import cain
 from cain.backend.bus_synth import counts
 from cain.backend.verify import verify_bus
 from cain.backend.convert import program_from_kernel
+from cain.backend.sim import expansion
 request = json.load(sys.stdin)
 lowered = []
 if not hasattr(cain.Compiled, "rivals"):  # a revision before them: its searches' programs as they are lowered
@@ -429,8 +430,9 @@ if not hasattr(cain.Compiled, "rivals"):  # a revision before them: its searches
 start = time.perf_counter()
 done = cain.compile(request["source"], **request["options"])
 seconds = time.perf_counter() - start
-verify_bus(done.micro_ops, done.filter)
-found = counts(done.micro_ops)
+ops = done.micro_ops if done.micro_ops is not None else expansion(done.program)  # macro level: the expansion
+verify_bus(ops, done.filter)
+found = counts(ops)
 rivals = getattr(done, "rivals", ()) or [program_from_kernel(run.allocated) for run in lowered]
 fewest = min((done.program, *rivals), key=lambda p: p.macros)
 json.dump({"program": dataclasses.asdict(fewest), "depth": done.filter.depth,
@@ -438,8 +440,9 @@ json.dump({"program": dataclasses.asdict(fewest), "depth": done.filter.depth,
            "errors": [str(k.error) for k in done.filter.kernels], "icws": done.icws,
            "bus2": found.get("bus2", 0), "bus3": found.get("bus3", 0), "seconds": seconds}, sys.stdout)
 """
-"""Run in a fresh interpreter by `compile_in_process`: the default compile (`cain.compile`, bus level) of
-whichever tree is on its path; its bus-level program is verified again here."""
+"""Run in a fresh interpreter by `compile_in_process`: the default compile (`cain.compile`, bus level unless
+asked) of whichever tree is on its path; its printed program is verified again here (at macro level, its
+expansion)."""
 
 
 def program_from_json(data: dict) -> Program:
@@ -543,12 +546,15 @@ def search_in_process(
 
 
 def compile_in_process(
-    tree: Tree, entry: SuiteFilter, filt: Filter, *, budget: Budget, workers: int | None, seed: int
+    tree: Tree, entry: SuiteFilter, filt: Filter, *, budget: Budget, workers: int | None, seed: int, level: str = "bus"
 ) -> Run:
-    """The default compile of `entry` (`cain.compile` at bus level, both searches) by `tree`'s code in a fresh
+    """The default compile of `entry` (`cain.compile` at `level`, both searches) by `tree`'s code in a fresh
     process. Its `macros` are the fewest of the two searches' programs (verified here), its `bus ICWs`,
-    `bus2` and `bus3` those of the printed bus-level program (verified again in that process)."""
+    `bus2` and `bus3` those of the printed program (verified again in that process; at macro level, its
+    expansion)."""
     options = {"time": budget.seconds, "budget": budget.nodes, "seed": seed}
+    if level != "bus":  # a baseline revision may not know the option
+        options["level"] = level
     if workers is not None:  # else the tree's own default (a baseline revision's)
         options["workers"] = workers
     data = _run_in(tree, entry, _COMPILE_RUNNER, {"source": entry.source, "options": options}, budget)
@@ -826,6 +832,13 @@ def main(argv: Sequence[str] | None = None) -> int:
         "own default worker count)",
     )
     parser.add_argument(
+        "--level",
+        choices=("bus", "macro"),
+        default="bus",
+        help="with --compile: the compile's output level (default bus; macro: `cain --level macro`, whose "
+        "macros are the printed program's and whose bus ICWs are its expansion's)",
+    )
+    parser.add_argument(
         "--java",
         nargs="?",
         const="",
@@ -880,6 +893,8 @@ def main(argv: Sequence[str] | None = None) -> int:
             parser.error(f"--best-from {out}: cannot read its results ({exc})")
     if args.compile and (args.cost != "macros" or args.java_only):
         parser.error("--compile runs both searches: it takes neither --cost nor --java-only")
+    if args.level != "bus" and not args.compile:
+        parser.error("--level is the compile's output level: it needs --compile")
     if args.java_only and args.java is None:
         parser.error("--java-only needs --java")
     recorded = None
@@ -906,7 +921,8 @@ def main(argv: Sequence[str] | None = None) -> int:
             ours = tree is trees[0]
             options = {"budget": args.budget, "seed": args.seed}
             if args.compile:
-                return compile_in_process(tree, entry, filt, workers=args.workers if ours else None, **options)
+                workers = args.workers if ours else None
+                return compile_in_process(tree, entry, filt, workers=workers, level=args.level, **options)
             return search_in_process(
                 tree, entry, filt, workers=args.workers, cost=args.cost if ours else None, **options
             )
@@ -967,6 +983,11 @@ def main(argv: Sequence[str] | None = None) -> int:
             "`macros` the fewer of its two searches' programs (the one in ICWs and the one in macros), "
             "`ICWs` that program's macros expanded, `bus ICWs`/`bus2` the printed bus-level program's, and "
             "`first`/`best` the compile's whole time.\n"
+            if args.level == "bus"
+            else f"Cain's columns are its compile at macro level (`cain.compile(..., level=\"macro\")` at "
+            f"{args.budget}, {args.workers} worker(s): with two, the search in macros in two orders side by side): "
+            "`macros` and `ICWs` the printed program's, `bus ICWs`/`bus2` its expansion's, and `first`/`best` "
+            "the compile's whole time.\n"
         )
     if "cain_java" in machine:
         built = machine["cain_java"]

@@ -73,6 +73,11 @@ SEARCHES = {"icws": ("icw_search", "cgds"), "macros": ("macro_search", "discrepa
 the printed kernel keeps of the one not chosen (`cain.backend.emit_c.rival_lines`), and its traversal: the
 two orders reach different plans, and the shorter is kept (on the suite at 10 s, 5 macros fewer in each half
 than with CGDS twice; benchmarks/README.md, "The default compile")."""
+ORDERS = {"cgds": "cgds_search", "discrepancy": "discrepancy_search"}
+"""At macro level without a `cost`, on a time budget with two workers or more, the search in macros runs
+side by side in these two traversal orders, half the workers each, and the program of fewer macros is
+printed: the same two orders as at bus level, each with the prefix of the counts the printed kernel keeps of
+it when it is not chosen."""
 
 SEARCH_SHARE = 0.3
 """Of a time budget, the first search's part when both run at bus level one after the other (one worker;
@@ -353,6 +358,8 @@ class SearchOptions:
         that), or `SIDE_SHARE` and half the workers when they run side by side (`side_by_side`). A node
         budget is each search's: deterministic."""
         if level == "macro":
+            if self.side_by_side(level):
+                return [replace(self, cost="macros", traversal=t, workers=self.workers // 2) for t in ORDERS]
             return [replace(self, cost=self.cost or "macros")]
         time = self.seconds
         if self.cost is not None:
@@ -365,9 +372,10 @@ class SearchOptions:
         return [replace(s, time=share) for s in searches]
 
     def side_by_side(self, level: str) -> bool:
-        """Whether both searches run at once, in processes of their own: at bus level without a `cost`, on a
-        time budget, with two workers or more."""
-        return level == "bus" and self.cost is None and self.budget is None and self.workers >= 2
+        """Whether two searches run at once, in processes of their own: without a `cost`, on a time budget,
+        with two workers or more (at bus level the search in ICWs and the one in macros; at macro level the
+        search in macros in both `ORDERS`)."""
+        return self.cost is None and self.budget is None and self.workers >= 2
 
     @property
     def seconds(self) -> float | None:
@@ -434,11 +442,11 @@ def compile_filter(
         runs, failed = _lower_all(filt, search, level, start)
         if not runs:
             raise failed[0]
-        chosen = min(runs, key=lambda run: _length(_kernel(run.printed)))
+        chosen = min(runs, key=lambda run: _length(_kernel(run.printed), level))
         for rival in runs:
             if rival is not chosen:
-                _note_rival(_kernel(chosen.printed), rival)
-                chosen.ir["bus"] = str(chosen.printed)
+                _note_rival(_kernel(chosen.printed), rival, level)
+                chosen.ir["bus" if level == "bus" else "allocated"] = str(chosen.printed)
         c = CTarget(max_icws=max_icws).text(chosen.printed)
     except XDSL_ERRORS as e:
         raise CainError(str(e)) from None
@@ -510,11 +518,11 @@ def _lower_side_by_side(
             if kind == "error":
                 failed.append(CainError(got))
             elif kind == "crash":
-                raise RuntimeError(f"the search in {options.cost} failed: {got}")
+                raise RuntimeError(f"the search in {options.cost} ({options.traversal}) failed: {got}")
             else:
                 parsed = {name: Parser(_context(), got[name]).parse_module() for name in ("allocated", "bus")}
                 printed = parsed["bus"] if level == "bus" else parsed["allocated"]
-                runs.append(_Lowered(options.cost or "macros", got, _kernel(parsed["allocated"]), printed))
+                runs.append(_Lowered(options, got, _kernel(parsed["allocated"]), printed))
     finally:
         for _, process, _ in jobs:
             if process.is_alive():  # the other search failed, or the compile was interrupted
@@ -536,10 +544,10 @@ def _lower_in_child(filt: Filter, options: SearchOptions, level: str, end: float
 
 @dataclass
 class _Lowered:
-    """One search's program through the passes: its IR text at each of `LEVELS`, its allocated kernel,
-    and the module the C is printed from (bus level, or the allocated macros)."""
+    """One search's program through the passes: the search, its IR text at each of `LEVELS`, its allocated
+    kernel, and the module the C is printed from (bus level, or the allocated macros)."""
 
-    cost: str
+    search: SearchOptions
     ir: dict[str, str]
     allocated: KernelOp
     printed: ModuleOp
@@ -573,7 +581,7 @@ def _lower(
     else:
         bus = _synthesised(ctx, module, end)
     ir["bus"] = str(bus)
-    return _Lowered(search.cost or "macros", ir, _kernel(module), bus if level == "bus" else module)
+    return _Lowered(search, ir, _kernel(module), bus if level == "bus" else module)
 
 
 def _synthesised(ctx: Context, module: ModuleOp, end: float | None) -> ModuleOp:
@@ -597,19 +605,22 @@ def _synthesised(ctx: Context, module: ModuleOp, end: float | None) -> ModuleOp:
     return min(runs, key=lambda bus: _length(_kernel(bus)))
 
 
-def _length(kernel: KernelOp) -> tuple[int, int, int]:
-    """What makes a bus-level program better: fewer ICWs, then fewer bus2 and bus3 (the noisiest), then
-    fewer macros."""
+def _length(kernel: KernelOp, level: str = "bus") -> tuple[int, ...]:
+    """What makes a program better: at bus level fewer ICWs, then fewer bus2 and bus3 (the noisiest), then
+    fewer macros; at macro level fewer macros, then fewer ICWs."""
     found = kernel.counts
+    if level == "macro":
+        return (found["macros"], found["icws"])
     return (found["icws"], found.get("bus2", 0) + found.get("bus3", 0), found.get("macros", 0))
 
 
-def _note_rival(kernel: KernelOp, rival: _Lowered) -> None:
-    """Record on the printed `kernel` the counts of the other search's program (prefixed as in
-    `SEARCHES`), which the C header reports (`cain.backend.emit_c.rival_lines`)."""
+def _note_rival(kernel: KernelOp, rival: _Lowered, level: str) -> None:
+    """Record on the printed `kernel` the counts of the other search's program (prefixed as in `SEARCHES`,
+    or at macro level `ORDERS`), which the C header reports (`cain.backend.emit_c.rival_lines`)."""
     theirs = _kernel(rival.printed).counts
-    prefix = SEARCHES[rival.cost][0]
-    found = {"macros": theirs["macros"], "icws": theirs["icws"], "expansion_icws": theirs["expansion_icws"]}
+    search = rival.search
+    prefix = ORDERS[search.traversal] if level == "macro" else SEARCHES[search.cost or "macros"][0]
+    found = {"macros": theirs["macros"], "icws": theirs["icws"], "expansion_icws": theirs.get("expansion_icws", theirs["icws"])}
     for key, value in found.items():
         kernel.attributes[f"{prefix}_{key}"] = IntegerAttr(value, 64)
 

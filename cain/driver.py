@@ -44,7 +44,7 @@ def _search_arguments(parser: argparse.ArgumentParser, workers: int | None) -> N
         "--cost",
         choices=("macros", "icws"),
         help="what the search minimises (default: at bus level both, the program of fewer ICWs kept; "
-        "at macro level macros)",
+        "at macro level macros, in two traversal orders side by side on two workers)",
     )
     parser.add_argument(
         "--level",
@@ -124,7 +124,8 @@ def _compile_parser() -> argparse.ArgumentParser:
         "for the SCAMP-5d SDK: by default bus micro-ops, optimised in ICWs (the searches in ICWs and in "
         "macros, side by side on two workers, get 75% of the time and the bus-level synthesis of their plans "
         "the rest; the program of fewer ICWs is printed); --level macro prints the "
-        "SDK's macros. Subcommands: `cain batch ...` compiles many filters, `cain picture ...` draws "
+        "SDK's macros (the search in macros, on two workers in two orders side by side, the program of fewer "
+        "macros printed). Subcommands: `cain batch ...` compiles many filters, `cain picture ...` draws "
         "what a filter does (see `cain batch --help`, `cain picture --help`)."
     )
     return _parser("cain", description, "input", "write the C here (default: stdout)", required=False)

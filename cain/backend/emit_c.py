@@ -100,17 +100,25 @@ def kernel_comment(kernel: KernelOp) -> list[str]:
     return lines + rival_lines(counts)
 
 
-RIVALS = {"icw_search": ("ICW", "macro"), "macro_search": ("macro", "ICW")}
-"""The prefix of the other program's counts -> (the search that found it, the one that found this one)."""
+RIVALS = {
+    "icw_search": ("ICW", "macro"),
+    "macro_search": ("macro", "ICW"),
+    "cgds_search": ("CGDS", "discrepancy-order"),
+    "discrepancy_search": ("discrepancy-order", "CGDS"),
+}
+"""The prefix of the other program's counts -> (the search that found it, the one that found this one): at
+bus level the search in ICWs and the one in macros, at macro level the search in macros in two orders."""
 
 
 def rival_lines(counts: dict[str, int]) -> list[str]:
-    """Which search's program was printed, when `cain` ran the search in ICWs and the one in macros and
-    kept the program of fewer ICWs (`cain.api.compile_filter`), and the other's counts."""
+    """Which search's program was printed, when `cain` ran two searches and kept the program of fewer ICWs
+    (bus level) or fewer macros (macro level; `cain.api.compile_filter`), and the other's counts."""
     for prefix, (theirs, ours) in RIVALS.items():
         if f"{prefix}_icws" in counts:
             macros, icws, expanded = (counts[f"{prefix}_{k}"] for k in ("macros", "icws", "expansion_icws"))
             line = f"chosen: the {ours} search's program, over the {theirs} search's: {macros} macros, "
+            if prefix in ("cgds_search", "discrepancy_search"):
+                return [f"{line}{expanded} ICWs"]
             return [f"{line}{icws} ICWs at bus level ({expanded} expanded)"]
     return []
 

@@ -316,26 +316,33 @@ def test_picture_writes_a_png(gauss, tmp_path):
 
 def test_the_searches_share_a_time_budget_one_after_the_other_or_side_by_side():
     """One worker: each search 30% of the time; two or more on a time budget: side by side, 75% each with
-    half the workers; a node budget is each search's and never side by side (deterministic)."""
+    half the workers (at macro level, the search in macros in two orders, the whole time each); a node
+    budget is each search's and never side by side (deterministic)."""
     one = cain.api.SearchOptions(time=10, workers=1)
     assert [(o.cost, o.time, o.workers) for o in one.costs("bus")] == [("icws", 3.0, 1), ("macros", 3.0, 1)]
+    assert [(o.cost, o.time, o.workers) for o in one.costs("macro")] == [("macros", 10, 1)]
     two = cain.api.SearchOptions(time=10, workers=2)
-    assert two.side_by_side("bus") and not two.side_by_side("macro")
+    assert two.side_by_side("bus") and two.side_by_side("macro")
     assert [(o.cost, o.time, o.workers) for o in two.costs("bus")] == [("icws", 7.5, 1), ("macros", 7.5, 1)]
+    assert [(o.cost, o.time, o.workers) for o in two.costs("macro")] == [("macros", 10, 1), ("macros", 10, 1)]
     nodes = cain.api.SearchOptions(budget=300, workers=2)
     assert not nodes.side_by_side("bus") and [o.time for o in nodes.costs("bus")] == [None, None]
+    assert not nodes.side_by_side("macro") and len(nodes.costs("macro")) == 1
     assert not cain.api.SearchOptions(time=10, workers=2, cost="icws").side_by_side("bus")
+    assert not cain.api.SearchOptions(time=10, workers=2, cost="macros").side_by_side("macro")
 
 
 def test_the_two_searches_take_different_traversals():
     """At bus level the search in macros takes the discrepancy order and the one in ICWs CGDS, either way
-    they run; one search alone (a `cost`, or macro level) keeps the traversal asked for."""
+    they run; at macro level side by side, the search in macros takes both orders; one search alone (a
+    `cost`, or macro level on one worker) keeps the traversal asked for."""
     for options in (cain.api.SearchOptions(time=10, workers=2), cain.api.SearchOptions(budget=300)):
         assert [(o.cost, o.traversal) for o in options.costs("bus")] == [
             ("icws", "cgds"),
             ("macros", "discrepancy"),
         ]
     assert [o.traversal for o in cain.api.SearchOptions(time=10).costs("macro")] == ["cgds"]
+    assert [o.traversal for o in cain.api.SearchOptions(time=10, workers=2).costs("macro")] == list(cain.api.ORDERS)
     assert [o.traversal for o in cain.api.SearchOptions(time=10, cost="macros").costs("bus")] == ["cgds"]
 
 
@@ -349,6 +356,21 @@ def test_the_searches_side_by_side_print_a_verified_program_and_keep_the_rival(w
     assert done.level == "bus" and done.icws == len(done.micro_ops) and len(done.rivals) == 1
     assert "chosen:" in done.c
     picture = image(seed=3)
+    np.testing.assert_allclose(done.simulate(picture)[INNER], done.exact(picture)[INNER], atol=1e-9)
+    cain.backend.verify.verify_for_filter(done.rivals[0], done.filter)
+
+
+@pytest.mark.slow
+def test_macro_level_side_by_side_prints_the_fewer_macros_of_both_orders():
+    """At macro level on two workers: the search in macros in CGDS and in the discrepancy order, each in its
+    own process; the printed program has the fewer macros, computes the kernels, and the other order's
+    program is kept (verified) and named in the header."""
+    done = cain.compile(CNN3, time=2, workers=2, level="macro")
+    assert done.level == "macro" and done.micro_ops is None and len(done.rivals) == 1
+    chosen = re.search(r"chosen: the ([\w-]+) search's program, over the ([\w-]+) search's: (\d+) macros", done.c)
+    assert chosen and {chosen[1], chosen[2]} == {"CGDS", "discrepancy-order"}
+    assert int(chosen[3]) == done.rivals[0].macros >= done.macros
+    picture = image(seed=4)
     np.testing.assert_allclose(done.simulate(picture)[INNER], done.exact(picture)[INNER], atol=1e-9)
     cain.backend.verify.verify_for_filter(done.rivals[0], done.filter)
 
