@@ -6,6 +6,8 @@ with today's search and, side by side, with the search of another git revision.
     python -m benchmarks.suite --budget 60s --baseline main      # the issue's settings, next to main
     python -m benchmarks.suite --half tuning --budget 3000 --workers 1 --baseline main   # deterministic
     python -m benchmarks.suite --budget 60s --java ~/cain-java     # next to Cain-Java, the reference
+    python -m benchmarks.suite --compile --budget 10s --baseline main   # `cain k.cain` itself (bus level)
+    python -m benchmarks.suite --compile --level macro --budget 10s     # `cain k.cain --level macro`
 
 Every filter is written in the kernel language (the text a user would write) and read by the front end.
 Each search runs in a fresh process (so its peak memory is its own); with `--baseline REV` the two versions
@@ -546,7 +548,14 @@ def search_in_process(
 
 
 def compile_in_process(
-    tree: Tree, entry: SuiteFilter, filt: Filter, *, budget: Budget, workers: int | None, seed: int, level: str = "bus"
+    tree: Tree,
+    entry: SuiteFilter,
+    filt: Filter,
+    *,
+    budget: Budget,
+    workers: int | None,
+    seed: int,
+    level: str = "bus",
 ) -> Run:
     """The default compile of `entry` (`cain.compile` at `level`, both searches) by `tree`'s code in a fresh
     process. Its `macros` are the fewest of the two searches' programs (verified here), its `bus ICWs`,

@@ -99,6 +99,7 @@ def default_workers(budget: int | None) -> int:
     may start none."""
     return 1 if budget is not None or multiprocessing.current_process().daemon else DEFAULT_WORKERS
 
+
 SYNTHESIS = BUS_OPTIONS
 """How the default first lowers a plan to bus level: as the search in ICWs scores its plans (beam 16, values
 of one user deferred or none, `WORK` states at most); then, on a time budget, with the pass's own options
@@ -365,7 +366,9 @@ class SearchOptions:
         if self.cost is not None:
             searches = [self]
         else:
-            searches = [replace(self, cost=cost, traversal=traversal) for cost, (_, traversal) in SEARCHES.items()]
+            searches = [
+                replace(self, cost=cost, traversal=traversal) for cost, (_, traversal) in SEARCHES.items()
+            ]
         if self.side_by_side(level):
             return [replace(s, time=time * SIDE_SHARE, workers=self.workers // 2) for s in searches]
         share = None if time is None else time * SEARCH_SHARE * len(SEARCHES) / len(searches)
@@ -620,7 +623,11 @@ def _note_rival(kernel: KernelOp, rival: _Lowered, level: str) -> None:
     theirs = _kernel(rival.printed).counts
     search = rival.search
     prefix = ORDERS[search.traversal] if level == "macro" else SEARCHES[search.cost or "macros"][0]
-    found = {"macros": theirs["macros"], "icws": theirs["icws"], "expansion_icws": theirs.get("expansion_icws", theirs["icws"])}
+    found = {
+        "macros": theirs["macros"],
+        "icws": theirs["icws"],
+        "expansion_icws": theirs.get("expansion_icws", theirs["icws"]),
+    }
     for key, value in found.items():
         kernel.attributes[f"{prefix}_{key}"] = IntegerAttr(value, 64)
 

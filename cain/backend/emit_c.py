@@ -101,23 +101,24 @@ def kernel_comment(kernel: KernelOp) -> list[str]:
 
 
 RIVALS = {
-    "icw_search": ("ICW", "macro"),
-    "macro_search": ("macro", "ICW"),
-    "cgds_search": ("CGDS", "discrepancy-order"),
-    "discrepancy_search": ("discrepancy-order", "CGDS"),
+    "icw_search": ("ICW", "macro", "bus"),
+    "macro_search": ("macro", "ICW", "bus"),
+    "cgds_search": ("CGDS", "discrepancy-order", "macro"),
+    "discrepancy_search": ("discrepancy-order", "CGDS", "macro"),
 }
-"""The prefix of the other program's counts -> (the search that found it, the one that found this one): at
-bus level the search in ICWs and the one in macros, at macro level the search in macros in two orders."""
+"""The prefix of the other program's counts -> (the search that found it, the one that found this one, the
+level): at bus level the search in ICWs and the one in macros, at macro level the search in macros in two
+orders."""
 
 
 def rival_lines(counts: dict[str, int]) -> list[str]:
     """Which search's program was printed, when `cain` ran two searches and kept the program of fewer ICWs
     (bus level) or fewer macros (macro level; `cain.api.compile_filter`), and the other's counts."""
-    for prefix, (theirs, ours) in RIVALS.items():
+    for prefix, (theirs, ours, level) in RIVALS.items():
         if f"{prefix}_icws" in counts:
             macros, icws, expanded = (counts[f"{prefix}_{k}"] for k in ("macros", "icws", "expansion_icws"))
             line = f"chosen: the {ours} search's program, over the {theirs} search's: {macros} macros, "
-            if prefix in ("cgds_search", "discrepancy_search"):
+            if level == "macro":
                 return [f"{line}{expanded} ICWs"]
             return [f"{line}{icws} ICWs at bus level ({expanded} expanded)"]
     return []

@@ -456,3 +456,9 @@ def test_suite_runs_the_default_compile():
     assert run.status == "verified", run.error
     assert run.macros == len(run.program) and 0 < run.bus_icws <= run.icws
     assert run.events[0]["seconds"] == run.seconds > 0
+    macro = suite.compile_in_process(suite.Tree("current", suite.ROOT), entry, entry.load(),
+                                     budget=common.parse_budget("150"), workers=None, seed=0, level="macro")
+    assert macro.status == "verified", macro.error
+    assert macro.macros == len(macro.program) and macro.bus_icws == macro.icws  # the expansion, verified
+    with pytest.raises(SystemExit):
+        suite.main(["--level", "macro", "--filters", "binomial1x3"])  # the compile's level: needs --compile
