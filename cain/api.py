@@ -148,8 +148,8 @@ class Compiled:
     micro_ops: tuple[MicroOp, ...] | None = None
     """At bus level, the verified bus micro-ops the C runs."""
     rivals: tuple[Program, ...] = ()
-    """At bus level with both searches, the other search's verified program (allocated macros), not printed
-    because its bus-level code is longer (its counts are in the C header)."""
+    """With two searches, the other one's verified program (allocated macros), not printed because it is
+    longer: at bus level in ICWs, at macro level in macros (its counts are in the C header)."""
 
     @property
     def name(self) -> str:
