@@ -359,7 +359,7 @@ class SearchOptions:
         that), or `SIDE_SHARE` and half the workers when they run side by side (`side_by_side`). A node
         budget is each search's: deterministic."""
         if level == "macro":
-            if self.side_by_side(level):
+            if self.side_by_side:
                 return [replace(self, cost="macros", traversal=t, workers=self.workers // 2) for t in ORDERS]
             return [replace(self, cost=self.cost or "macros")]
         time = self.seconds
@@ -369,12 +369,13 @@ class SearchOptions:
             searches = [
                 replace(self, cost=cost, traversal=traversal) for cost, (_, traversal) in SEARCHES.items()
             ]
-        if self.side_by_side(level):
+        if self.side_by_side:
             return [replace(s, time=time * SIDE_SHARE, workers=self.workers // 2) for s in searches]
         share = None if time is None else time * SEARCH_SHARE * len(SEARCHES) / len(searches)
         return [replace(s, time=share) for s in searches]
 
-    def side_by_side(self, level: str) -> bool:
+    @property
+    def side_by_side(self) -> bool:
         """Whether two searches run at once, in processes of their own: without a `cost`, on a time budget,
         with two workers or more (at bus level the search in ICWs and the one in macros; at macro level the
         search in macros in both `ORDERS`)."""
@@ -479,7 +480,7 @@ def _lower_all(
     search's synthesis ends by T/2 and the second search has what is left but `SYNTHESIS_SHARE` of T (at
     least its own share); every synthesis ends by T."""
     costs = search.costs(level)
-    if search.side_by_side(level):
+    if search.side_by_side:
         return _lower_side_by_side(filt, costs, level, start + search.seconds)
     runs: list[_Lowered] = []
     failed: list[CainError] = []

@@ -322,14 +322,14 @@ def test_the_searches_share_a_time_budget_one_after_the_other_or_side_by_side():
     assert [(o.cost, o.time, o.workers) for o in one.costs("bus")] == [("icws", 3.0, 1), ("macros", 3.0, 1)]
     assert [(o.cost, o.time, o.workers) for o in one.costs("macro")] == [("macros", 10, 1)]
     two = cain.api.SearchOptions(time=10, workers=2)
-    assert two.side_by_side("bus") and two.side_by_side("macro")
+    assert two.side_by_side
     assert [(o.cost, o.time, o.workers) for o in two.costs("bus")] == [("icws", 7.5, 1), ("macros", 7.5, 1)]
     assert [(o.cost, o.time, o.workers) for o in two.costs("macro")] == [("macros", 10, 1), ("macros", 10, 1)]
     nodes = cain.api.SearchOptions(budget=300, workers=2)
-    assert not nodes.side_by_side("bus") and [o.time for o in nodes.costs("bus")] == [None, None]
-    assert not nodes.side_by_side("macro") and len(nodes.costs("macro")) == 1
-    assert not cain.api.SearchOptions(time=10, workers=2, cost="icws").side_by_side("bus")
-    assert not cain.api.SearchOptions(time=10, workers=2, cost="macros").side_by_side("macro")
+    assert not nodes.side_by_side and [o.time for o in nodes.costs("bus")] == [None, None]
+    assert len(nodes.costs("macro")) == 1
+    assert not cain.api.SearchOptions(time=10, workers=2, cost="icws").side_by_side
+    assert not cain.api.SearchOptions(time=10, workers=2, cost="macros").side_by_side
 
 
 def test_the_two_searches_take_different_traversals():
