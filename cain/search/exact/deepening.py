@@ -268,16 +268,16 @@ class ExactSearch:
         goal_of = self.space.goal_of
         for o, sign, sh in zip(operands, f.signs, f.shifted, strict=True):
             for x, y, z, c in goal_of[o]:
-                key = (x + dx, y + dy, z) if sh else (x, y, z)
+                at = (x + dx, y + dy, z) if sh else (x, y, z)
                 c = c * sign
-                old = counts.get(key)
+                old = counts.get(at)
                 if old is None:
-                    counts[key] = c
+                    counts[at] = c
                 elif (old > 0) != (c > 0):
                     self._combined[key] = None
                     return None
                 else:
-                    counts[key] = old + c
+                    counts[at] = old + c
         got = self._combined[key] = self.space.intern(atoms.from_counts(counts))
         return got
 
