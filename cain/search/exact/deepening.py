@@ -125,8 +125,8 @@ class ExactSearch:
         self._level: set = set()
         self._started = False
         self._full = max_horizon == 0
-        self._fits: dict[int, bool] = {}
-        self._combined: dict[tuple, int | None] = {}
+        self._fitting: dict[int, bool] = {}
+        self._operands: dict[tuple[int, ...], list[int]] = {}
         self._reach: set[int] = set()
         """The goals of the forward table and the inputs: a child within its horizon holds no other."""
         self._anchors: dict[atoms.Atoms, set[tuple[int, int]]] = {}
@@ -136,7 +136,6 @@ class ExactSearch:
         """Entries of `_parts`, `_near` and `_binaries` together (emptied past `MEMO_ITEMS`)."""
         self._near: dict[tuple[int, int, str], list] = {}
         """(goal, n, generator) -> the generator's steps with at most `n` operands outside the table."""
-        self._forward_unaries: dict[int, list[int]] = {}
 
     # -- bounds and symmetry --------------------------------------------------------------------
     def bound(self, bag: tuple[int, ...]) -> int:
@@ -198,12 +197,7 @@ class ExactSearch:
             for state in self._level:
                 avail = sorted(set(state) | self.inputs)
                 for v in self._new_values(avail):
-                    if v is None or v in avail:
-                        continue
-                    ok = self._fits.get(v)
-                    if ok is None:
-                        ok = self._fits[v] = bool(space.goal_of[v]) and self._embeds(space.goal_of[v])
-                    if ok:
+                    if v not in avail:
                         nxt.add(tuple(sorted((*state, v))))
                 if len(nxt) * 2 ** (self.horizon + 1) > self.table_limit:
                     self._full = True
@@ -226,23 +220,44 @@ class ExactSearch:
                 self._anchors.setdefault(atoms.pattern(goal), set()).add(goal[0][:2])
 
     def _new_values(self, avail: list[int]):
-        """Every value one instruction computes from `avail` (None where its terms would cancel)."""
-        space = self.space
-        for v in avail:
-            values = self._forward_unaries.get(v)
-            if values is None:
-                values = self._forward_unaries[v] = [value for _, _, value in self._forward_unary(v)]
-            yield from values
-        for f in space.binary:
-            for i, a in enumerate(avail):
-                for b in avail[i if f.symmetric else 0 :]:
-                    for _, off in f.offsets:
-                        yield self._combine(f, off, (a, b))
-        for f in space.ternary:
-            for i, a in enumerate(avail):
-                for j in range(i, len(avail)):
+        """Every value of a kernel's signs (`_embeds`) one instruction computes from `avail`."""
+        for i, a in enumerate(avail):
+            yield from self._values((a,))
+            for j in range(i, len(avail)):
+                yield from self._values((a, avail[j]))
+                if self.space.ternary:
                     for c in avail[j:]:
-                        yield self._combine(f, (0, 0), (a, avail[j], c))
+                        yield from self._values((a, avail[j], c))
+
+    def _values(self, operands: tuple[int, ...]) -> list[int]:
+        """The values of `_new_values` computed from exactly `operands` (in any order; memoised): per
+        operand set, not per form and offset, as most states share most of their operands."""
+        got = self._operands.get(operands)
+        if got is not None:
+            return got
+        space = self.space
+        if len(operands) == 1:
+            values = (value for _, _, value in self._forward_unary(operands[0]))
+        elif len(operands) == 2:
+            a, b = operands
+            values = (
+                self._combine(f, off, pair)
+                for f in space.binary
+                for pair in ([(a, b)] if f.symmetric or a == b else [(a, b), (b, a)])
+                for _, off in f.offsets
+            )
+        else:
+            values = (self._combine(f, (0, 0), operands) for f in space.ternary)
+        got = self._operands[operands] = [v for v in dict.fromkeys(values) if v is not None and self._fits(v)]
+        return got
+
+    def _fits(self, v: int) -> bool:
+        """Whether the value `v` is non-zero and `_embeds` (memoised)."""
+        ok = self._fitting.get(v)
+        if ok is None:
+            goal = self.space.goal_of[v]
+            ok = self._fitting[v] = bool(goal) and self._embeds(goal)
+        return ok
 
     def _forward_unary(self, v: int):
         space = self.space
@@ -258,11 +273,7 @@ class ExactSearch:
                 yield space.division, (), space.intern(half)
 
     def _combine(self, f: Form, offset, operands) -> int | None:
-        """The value form `f` computes from `operands`, or None when its terms would cancel (memoised)."""
-        key = (f.macro, offset, operands)
-        got = self._combined.get(key, -1)
-        if got != -1:
-            return got
+        """The value form `f` computes from `operands`, or None when its terms would cancel."""
         counts: dict = {}
         dx, dy = offset
         goal_of = self.space.goal_of
@@ -274,12 +285,10 @@ class ExactSearch:
                 if old is None:
                     counts[at] = c
                 elif (old > 0) != (c > 0):
-                    self._combined[key] = None
                     return None
                 else:
                     counts[at] = old + c
-        got = self._combined[key] = self.space.intern(atoms.from_counts(counts))
-        return got
+        return self.space.intern(atoms.from_counts(counts))
 
     def _image(self, s: int, g: int) -> int:
         table = self._sym[s]
@@ -470,15 +479,18 @@ class ExactSearch:
         """The three-operand steps computing `u` with at most `out` (below 3) operands outside the
         forward table and `known`: the first found among the sub-multisets of `u`."""
         space = self.space
+        goal = space.goal_of[u]
+        held = [p for p, _ in self._sub_parts(u) if self._held(p, known)]
         for f in space.ternary:
             if not all(s == 1 and not sh for s, sh in zip(f.signs, f.shifted, strict=True)):
                 raise CainError(f"exact search: no reverse form for the three-operand macro {f.macro}")
-            for a, w in self._sub_parts(u):
-                if not self._held(a, known):
-                    continue
+            for a in held:
+                w = atoms.sub(goal, a)
                 self._check_budget()
-                for b in self._sub_multisets(w):
-                    if out < 2 and not self._held(b, known):
+                # a second operand in the table is one of `u`'s held parts: fewer than all of `w`'s parts
+                second = self._sub_multisets(w) if out >= 2 else (b for b in held if atoms.contains(w, b))
+                for b in second:
+                    if b == w:
                         continue
                     c = atoms.sub(w, b)
                     if out < 1 and not self._held(c, known):
@@ -651,7 +663,7 @@ class ExactSearch:
     def _forget(self) -> None:
         """Empty the memos (kept refutations, bounds, steps): once, the first time memory runs short."""
         memos = (self.failed, self._bounds, self._binaries, self._parts, self._near,
-                 self._combined, self._forward_unaries, *self._sym)  # fmt: skip
+                 self._operands, *self._sym)  # fmt: skip
         for memo in memos:
             memo.clear()
         self._held_items = 0
