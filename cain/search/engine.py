@@ -98,9 +98,10 @@ FINISH_SHARE = 0.25
 """Of a time budget, how long the constructive programs may be built after a search that has a plan."""
 
 
-HEURISTIC_SHARE = 1 / 2
+HEURISTIC_SHARE = 1 / 4
 """Of what the probe leaves of the budget, the heuristic's part when the exact search follows: plans
-within the exact search's reach are found early, and its plan is the exact search's upper bound."""
+within the exact search's reach are found early (on the suite's, within the first second), its plan is
+the exact search's upper bound, and the exact search's deeper lengths take seconds each."""
 
 
 def _timing(cfg: SearchConfig) -> tuple[bool, float]:
@@ -112,8 +113,8 @@ def _search_heuristic(
     filt: Filter, cfg: SearchConfig, names: tuple[str, ...], start: float, bound: int
 ) -> SearchResult:
     """The heuristic search, by one worker or a portfolio; in macros, a short probe first, and when its
-    plan is within the exact search's reach (`SearchConfig.exact_reach`), the heuristic with half of what
-    is left of the budget, then the exact search (`_prove`) with the rest."""
+    plan is within the exact search's reach (`SearchConfig.exact_reach`), the heuristic with a quarter of
+    what is left of the budget (`HEURISTIC_SHARE`), then the exact search (`_prove`) with the rest."""
     run = _search_one if cfg.workers == 1 else search_parallel
     if cfg.cost != "macros" or cfg.exact_reach <= 0:
         return run(filt, cfg, names, start, bound if cfg.cost == "macros" else 0)
