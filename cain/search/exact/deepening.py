@@ -672,17 +672,16 @@ class ExactSearch:
     def _accept(self, path: list[Pair], k: int) -> None:
         plan = to_program(self.space, self.filt, list(path), shared=True)
         program = self.allocate(plan)
-        if program is not None and program.macros == k:
+        # at most `k`: `find` searches one depth, where shorter programs are reached too (deepening from the
+        # bound finds each at its own depth)
+        if program is not None and program.macros <= k:
             raise _Found(program, plan)
         self.rejected = True  # a plan of the model that does not allocate without extra moves
 
     def run(self, start: int = 0, upper: int | None = None) -> ExactResult:
         """Deepen from the bound (or `start`) until a verified program is found, a length reaches `upper`
         (a program that long is known), or the budget ends."""
-        if len(self.root) > self.registers:
-            raise CainError(
-                f"exact search: the filter has {len(self.root)} kernels but only {self.registers} registers"
-            )
+        self._check_registers()
         proven = max(start, self.bound(self.root))
         k = proven
         while upper is None or k < upper:
@@ -692,7 +691,9 @@ class ExactSearch:
                     self._forward(min(self.max_horizon, k - 1))
                 self._visit(self.root, self.canonical(self.root), k, [], k)
             except _Found as found:
-                return ExactResult(found.program, found.plan, proven, proven == k, self.nodes, Stopped.OPTIMAL)
+                return ExactResult(
+                    found.program, found.plan, proven, proven == k, self.nodes, Stopped.OPTIMAL
+                )
             except OutOfBudget as stop:
                 return ExactResult(None, None, proven, False, self.nodes, stop.reason)
             if not self.rejected and proven == k:
@@ -701,3 +702,26 @@ class ExactSearch:
         return ExactResult(
             None, None, proven, False, self.nodes, Stopped.OPTIMAL if proven == upper else Stopped.EXHAUSTED
         )
+
+    def find(self, length: int) -> ExactResult:
+        """A program of at most `length` macros, from one search at that depth: quicker than deepening up to
+        it, and it proves nothing about shorter lengths (the bound is `bound`'s, `optimal` false)."""
+        self._check_registers()
+        proven = self.bound(self.root)
+        self.rejected = False
+        try:
+            if not self._full:
+                self._forward(min(self.max_horizon, length - 1))
+            self._visit(self.root, self.canonical(self.root), length, [], length)
+        except _Found as found:
+            return ExactResult(found.program, found.plan, proven, False, self.nodes, Stopped.OPTIMAL)
+        except OutOfBudget as stop:
+            return ExactResult(None, None, proven, False, self.nodes, stop.reason)
+        refuted = proven if self.rejected else max(proven, length + 1)
+        return ExactResult(None, None, refuted, False, self.nodes, Stopped.EXHAUSTED)
+
+    def _check_registers(self) -> None:
+        if len(self.root) > self.registers:
+            raise CainError(
+                f"exact search: the filter has {len(self.root)} kernels but only {self.registers} registers"
+            )
