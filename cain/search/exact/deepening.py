@@ -685,17 +685,9 @@ class ExactSearch:
         proven = max(start, self.bound(self.root))
         k = proven
         while upper is None or k < upper:
-            self.rejected = False
-            try:
-                if not self._full:
-                    self._forward(min(self.max_horizon, k - 1))
-                self._visit(self.root, self.canonical(self.root), k, [], k)
-            except _Found as found:
-                return ExactResult(
-                    found.program, found.plan, proven, proven == k, self.nodes, Stopped.OPTIMAL
-                )
-            except OutOfBudget as stop:
-                return ExactResult(None, None, proven, False, self.nodes, stop.reason)
+            done = self._depth(k, proven, proven == k)
+            if done is not None:
+                return done
             if not self.rejected and proven == k:
                 proven = k + 1
             k += 1
@@ -708,17 +700,25 @@ class ExactSearch:
         it, and it proves nothing about shorter lengths (the bound is `bound`'s, `optimal` false)."""
         self._check_registers()
         proven = self.bound(self.root)
+        done = self._depth(length, proven, False)
+        if done is not None:
+            return done
+        refuted = proven if self.rejected else max(proven, length + 1)
+        return ExactResult(None, None, refuted, False, self.nodes, Stopped.EXHAUSTED)
+
+    def _depth(self, k: int, proven: int, optimal: bool) -> ExactResult | None:
+        """One depth-first search at depth `k`: its result when it finds a program (`optimal` as given) or
+        the budget ends, else None, `rejected` saying whether a plan of the model failed to allocate."""
         self.rejected = False
         try:
             if not self._full:
-                self._forward(min(self.max_horizon, length - 1))
-            self._visit(self.root, self.canonical(self.root), length, [], length)
+                self._forward(min(self.max_horizon, k - 1))
+            self._visit(self.root, self.canonical(self.root), k, [], k)
         except _Found as found:
-            return ExactResult(found.program, found.plan, proven, False, self.nodes, Stopped.OPTIMAL)
+            return ExactResult(found.program, found.plan, proven, optimal, self.nodes, Stopped.OPTIMAL)
         except OutOfBudget as stop:
             return ExactResult(None, None, proven, False, self.nodes, stop.reason)
-        refuted = proven if self.rejected else max(proven, length + 1)
-        return ExactResult(None, None, refuted, False, self.nodes, Stopped.EXHAUSTED)
+        return None
 
     def _check_registers(self) -> None:
         if len(self.root) > self.registers:
