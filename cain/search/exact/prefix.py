@@ -1,8 +1,8 @@
 """Exact prefixes: a plan's first instructions replaced by fewer, found by the exact search.
 
 The values a plan holds after its first `m` instructions are a goal-bag. The exact search
-(`cain.search.exact.deepening`) finds the shortest program of the goal model computing that bag from the
-inputs; when it is shorter than `m`, it replaces those instructions. Near the inputs the bag is small and
+(`cain.search.exact.deepening`, one depth-first search at `m - 1`) looks for a program of the goal model
+computing that bag from the inputs in fewer macros; one it finds replaces those instructions. Near the inputs the bag is small and
 the exact search answers within a second, while the heuristic's reverse search takes those steps last, far
 from where its choices were made. The plan that results is register-allocated and verified whole.
 """
@@ -21,6 +21,8 @@ from cain.search.budget import Budget
 from cain.search.exact.deepening import ExactSearch
 
 HORIZON = 2
+"""The forward table's horizon in a prefix's exact search: at 3 (the deepening's own) building the table
+took most of each try's time on prewitt_sixth's bags, and no try got to search."""
 
 TRY_SHARE = 1 / 4
 """Of the time (or nodes) left, the most one prefix's exact search may use: a long one does not starve the
