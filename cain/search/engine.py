@@ -171,8 +171,8 @@ def _shorten(
     _, seconds = _timing(cfg)
     budget = Budget(time=max(0.0, start + seconds - time.perf_counter()), memory=cfg.max_memory)
     only = frozenset(cfg.macros) if cfg.macros is not None else None
-    found = prefix.shorten(filt, result.plan, cfg.instruction_set, names, budget, only)
-    if found is not None and found[0].macros < result.program.macros:
+    found = prefix.shorten(filt, result.plan, result.program.macros, cfg.instruction_set, names, budget, only)
+    if found is not None:
         result.program, result.plan = found
         now = time.perf_counter() - start
         result.events.append(PlanEvent(result.nodes, now, found[0].macros, found[0].icws))

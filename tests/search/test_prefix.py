@@ -48,7 +48,7 @@ def test_a_prefix_that_keeps_the_input_gives_the_rest_the_input_to_read():
 
 def test_a_wasteful_prefix_is_replaced_and_the_program_verified():
     names = HALF.registers
-    found = shorten(HALF, wasteful(), "all", names, Budget(nodes=1000))
+    found = shorten(HALF, wasteful(), 3, "all", names, Budget(nodes=1000))
     assert found is not None
     program, plan = found
     assert program.macros == plan.macros == 1
@@ -57,7 +57,7 @@ def test_a_wasteful_prefix_is_replaced_and_the_program_verified():
 
 def test_a_shortest_plan_is_left_alone():
     plan = Program("half", [(0, "A")], [Instr("div", (1,), (0,))], [(1, "A")])
-    assert shorten(HALF, plan, "all", HALF.registers, Budget(nodes=1000)) is None
+    assert shorten(HALF, plan, 1, "all", HALF.registers, Budget(nodes=1000)) is None
 
 
 def test_find_searches_one_depth_and_returns_any_program_that_short():

@@ -73,16 +73,16 @@ def _bag_filter(filt: Filter, goals: dict, alive: list[int], names: tuple[str, .
 def shorten(
     filt: Filter,
     plan: Program,
+    macros: int,
     instruction_set: str,
     names: tuple[str, ...],
     budget: Budget,
     only: frozenset[str] | None = None,
 ) -> tuple[Program, Program] | None:
-    """The shortest (allocated program, plan) found by replacing prefixes of `plan`, each length `m` from
-    the shortest up, on the plan as shortened so far; None when none is shorter than `plan`'s allocation.
-    Each prefix's exact search gets `TRY_SHARE` of what is left of `budget`, and the macros `only` (None:
-    the whole instruction set)."""
-    best_program = allocated(plan, names)
+    """The shortest (allocated program, plan) found by replacing prefixes of `plan`, whose allocation has
+    `macros` macros, each length `m` from the shortest up, on the plan as shortened so far; None when none
+    has fewer. Each prefix's exact search gets `TRY_SHARE` of what is left of `budget`, and the macros
+    `only` (None: the whole instruction set)."""
     best: tuple[Program, Program] | None = None
     nodes_left = budget.nodes
     goals = plan.evaluate(filt.initial_goals())
@@ -115,9 +115,9 @@ def shorten(
         if found.plan is not None and found.plan.macros < m:
             shorter = splice(plan, m, alive, found.plan)
             program = allocated(shorter, names)
-            if program is not None and (best_program is None or program.macros < best_program.macros):
+            if program is not None and program.macros < macros:
                 verify(program, filt)
-                best_program, plan, best = program, shorter, (program, shorter)
+                macros, plan, best = program.macros, shorter, (program, shorter)
                 goals = plan.evaluate(filt.initial_goals())
                 m = found.plan.macros
         m += 1
