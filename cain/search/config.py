@@ -84,7 +84,7 @@ class SearchConfig:
     this many macros, the heuristic gets a quarter of the rest of the budget (`engine.HEURISTIC_SHARE`) and
     the exact search the other three quarters: at that size it finds shorter programs than the heuristic
     and proves how close they are to optimal; above it, on a time budget, the last tenth goes to shortening
-    the plan's prefixes (`cain.search.exact.prefix`). 0: the heuristic alone, neither."""
+    stretches of the plan (`cain.search.exact.window`). 0: the heuristic alone, neither."""
     cp_sat: bool = True
     """In the exact search (in macros): CP-SAT (`cain.search.exact.sat`, when OR-Tools is installed) looks
     for shorter programs that cancel atoms, which the goal model leaves out, and refutes lengths for every

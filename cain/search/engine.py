@@ -17,8 +17,8 @@ from cain.search.budget import Budget, Stopped, long_lived_tables, peak_memory
 from cain.search.config import DEFAULT_TIME, PlanEvent, SearchConfig, SearchResult, register_names
 from cain.search.constructive import over_input
 from cain.search.constructive.program import shortest_constructive, shortest_fitting
-from cain.search.exact import prefix
 from cain.search.exact import sat as exact_sat
+from cain.search.exact import window
 from cain.search.exact.bound import filter_bound
 from cain.search.exact.bus import ExactBusSearch, upper_ops
 from cain.search.exact.deepening import ExactSearch
@@ -105,10 +105,10 @@ within the exact search's reach are found early (on the suite's, within the firs
 the exact search's upper bound, and the exact search's deeper lengths take seconds each."""
 
 
-PREFIX_SHARE = 1 / 10
+WINDOW_SHARE = 1 / 10
 """Of what the probe leaves of a time budget alone, when the exact search does not run, the part in which
-the heuristic's plan has its prefixes replaced by shorter ones (`cain.search.exact.prefix`). With a node
-budget the heuristic has all of it and no prefix is tried: the exact searches' work per node varies by
+stretches of the heuristic's plan are replaced by shorter ones (`cain.search.exact.window`). With a node
+budget the heuristic has all of it and no window is tried: the exact searches' work per node varies by
 orders of magnitude, so any share of a node budget either cut them short or doubled the search's time."""
 
 
@@ -123,7 +123,7 @@ def _search_heuristic(
     """The heuristic search, by one worker or a portfolio; in macros, a short probe first, and when its
     plan is within the exact search's reach (`SearchConfig.exact_reach`), the heuristic with a quarter of
     what is left of the budget (`HEURISTIC_SHARE`), then the exact search (`_prove`) with the rest; else
-    the heuristic, then on a time budget its plan's prefixes shortened (`_shorten`, `PREFIX_SHARE`)."""
+    the heuristic, then on a time budget its plan's windows shortened (`_shorten`, `WINDOW_SHARE`)."""
     run = _search_one if cfg.workers == 1 else search_parallel
     if cfg.cost != "macros" or cfg.exact_reach <= 0:
         return run(filt, cfg, names, start, bound if cfg.cost == "macros" else 0)
@@ -139,7 +139,7 @@ def _search_heuristic(
     if probe.stopped == Stopped.OPTIMAL:
         return probe  # its plan meets the lower bound
     small = probe.program is not None and probe.program.macros <= cfg.exact_reach
-    prefixes = not small and cfg.node_budget is None
+    windows = not small and cfg.node_budget is None
     share = HEURISTIC_SHARE if small else 1.0
     # a node budget is the heuristic's and the exact search's, the probe's nodes (a tenth at most) on top:
     # the heuristic's course depends on its node count, and cutting it by the probe's changes its plans
@@ -147,7 +147,7 @@ def _search_heuristic(
     rest = replace(
         cfg,
         node_budget=None if left is None else max(1, int(left * share)),
-        time_budget=(seconds - (time.perf_counter() - start)) * (1 - PREFIX_SHARE if prefixes else share)
+        time_budget=(seconds - (time.perf_counter() - start)) * (1 - WINDOW_SHARE if windows else share)
         if timed
         else None,
     )
@@ -156,7 +156,7 @@ def _search_heuristic(
     if probe.program is not None and (result.program is None or probe.program.macros < result.program.macros):
         result.program, result.plan, result.events = probe.program, probe.plan, probe.events
     if not small:
-        return _shorten(filt, cfg, names, start, result) if prefixes else result
+        return _shorten(filt, cfg, names, start, result) if windows else result
     left = None if left is None else max(1, left - rest.node_budget)
     return _prove(filt, replace(cfg, node_budget=left), names, start, bound, result)
 
@@ -164,14 +164,14 @@ def _search_heuristic(
 def _shorten(
     filt: Filter, cfg: SearchConfig, names: tuple[str, ...], start: float, result: SearchResult
 ) -> SearchResult:
-    """`result` with its plan's prefixes replaced by shorter ones (`cain.search.exact.prefix`) until the end
+    """`result` with stretches of its plan replaced by shorter ones (`cain.search.exact.window`) until the end
     of the time budget."""
     if result.plan is None or result.program is None:
         return result
     _, seconds = _timing(cfg)
     budget = Budget(time=max(0.0, start + seconds - time.perf_counter()), memory=cfg.max_memory)
     only = frozenset(cfg.macros) if cfg.macros is not None else None
-    found = prefix.shorten(filt, result.plan, result.program.macros, cfg.instruction_set, names, budget, only)
+    found = window.shorten(filt, result.plan, result.program.macros, cfg.instruction_set, names, budget, only)
     if found is not None:
         result.program, result.plan = found
         now = time.perf_counter() - start

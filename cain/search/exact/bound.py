@@ -8,15 +8,17 @@ instructions of kinds that cannot stand in for one another:
   register holding a goal (a copy), except that one `res2` zeroes two registers;
 - **divisions**: the counts of a value only lose a factor of two by a division (additions, moves and
   negation never lower the largest power of two dividing every count of the values alive), so every
-  power `2^j` between the smallest of the bag and the input's `2^d` is made first by its own division;
+  power `2^j` between the smallest of the bag and the inputs' smallest (`2^d` for the filter's input)
+  is made first by its own division;
   a level no goal of the bag has is made by a division that is none of the bag's goals;
 - **shifts**: an instruction reading from neighbours moves atoms by at most its number of directions,
-  so the bounding box of all atoms ever computed (it holds the inputs' origin) grows in width plus
-  height by at most that much per instruction; the bag's box needs that many shifting instructions;
+  so the bounding box of all atoms ever computed (it holds the inputs') grows in width plus height by
+  at most that much per instruction; the bag's box needs that many shifting instructions;
 - **combinations**: an instruction of `k` operands has at most `k` times the atom positions of its
   largest operand, and at most `k` times its largest total of absolute counts (cancelling only lowers
   it; moves and negation keep it, divisions halve it), so a goal of `p` positions and total `t` needs
-  `log_k p` and `log_k (t / 2^d)` combining instructions after one another (an input's total is `2^d`).
+  `log_k (p / q)` and `log_k (t / T)` combining instructions after one another, where the largest input
+  has `q` positions and total `T` (1 and `2^d` for the filter's input).
 
 Divisions never shift or combine, so they add to the shifts and combinations; shifts and combinations
 add up only when no instruction does both (the basic set), and otherwise the larger counts.
@@ -79,25 +81,35 @@ def _goal_count(bag: list[Atoms], inputs: set[Atoms], kinds: Kinds) -> int:
     return n
 
 
-def _missing_levels(bag: list[Atoms], depth: int, inputs: set[Atoms]) -> tuple[int, int]:
-    """(levels 2^j below the input's that some goal needs, those of them no goal of the bag has)."""
+def _missing_levels(bag: list[Atoms], inputs: set[Atoms]) -> tuple[int, int]:
+    """(levels 2^j below the inputs' lowest that some goal needs, those of them no goal of the bag has)."""
+    top = min((v for g in inputs if (v := valuation(g)) is not None), default=0)
     levels = {v for g in bag if g not in inputs and (v := valuation(g)) is not None}
-    low = min(levels, default=depth)
-    needed = range(low, depth)
+    low = min(levels, default=top)
+    needed = range(low, top)
     return len(needed), sum(1 for j in needed if j not in levels)
 
 
-def bag_bound(bag: list[Atoms], depth: int, inputs: list[Atoms], kinds: Kinds) -> int:
-    """Instructions any program needs to hold every goal of `bag` at once, starting from `inputs`."""
+def _extent(goals: list[Atoms]) -> int:
+    """Width plus height of the box of the goals' atoms (0 for none)."""
+    xs = [a[0] for g in goals for a in g]
+    ys = [a[1] for g in goals for a in g]
+    return max(xs) - min(xs) + max(ys) - min(ys) if xs else 0
+
+
+def bag_bound(bag: list[Atoms], inputs: list[Atoms], kinds: Kinds) -> int:
+    """Instructions any program needs to hold every goal of `bag` at once, starting from `inputs` (any
+    values: a window of a program starts from what the instructions before it left)."""
     inputs_set = set(inputs)
-    divisions, missing = _missing_levels(bag, depth, inputs_set)
+    divisions, missing = _missing_levels(bag, inputs_set)
     goals = _goal_count(bag, inputs_set, kinds) + missing
-    xs = [0] + [a[0] for g in bag for a in g]
-    ys = [0] + [a[1] for g in bag for a in g]
-    width = max(xs) - min(xs) + max(ys) - min(ys)
+    width = _extent(bag + inputs) - _extent(inputs)
     positions = max((len(g) for g in bag), default=1)
+    spread = max((len(g) for g in inputs), default=1)
     combines = (
-        math.ceil(math.log(positions, kinds.fan_in) - 1e-9) if positions > 1 and kinds.fan_in > 1 else 0
+        math.ceil(math.log(positions / spread, kinds.fan_in) - 1e-9)
+        if positions > spread and kinds.fan_in > 1
+        else 0
     )
     if kinds.fan_in > 1:
         mass = max((total(g) for g in bag), default=0)
@@ -121,7 +133,7 @@ def filter_bound(filt: Filter, instruction_set_name: str) -> int:
     kinds = Kinds.of(instruction_set(instruction_set_name))
     bag = [from_goal(g) for g in filt.final_goals()]
     inputs = [from_goal(g) for g in filt.initial_goals()]
-    bound = bag_bound(bag, filt.depth, inputs, kinds)
+    bound = bag_bound(bag, inputs, kinds)
     # an output that is an input goal but must end in another register is at least one mov
     moved = sum(
         1

@@ -14,8 +14,9 @@ it nothing is left out, so when depth `k` is exhausted no program of `k` macros 
 Three reductions keep the search exact:
 
 - a bag that cannot reach the inputs within `r` steps is remembered, under its canonical form for the
-  eight symmetries of the square (the inputs sit at the origin and every direction is available to every
-  move, so a rotated or mirrored bag needs exactly as many instructions);
+  symmetries of the square that map every input onto itself (all eight for a filter's inputs, at the
+  origin; every direction is available to every move, so a rotated or mirrored bag needs exactly as many
+  instructions);
 - children equal up to those symmetries are tried once;
 - a child is pruned when a lower bound (`cain.search.exact.bound`) says it needs more steps than are left.
 
@@ -86,7 +87,10 @@ class ExactSearch:
         max_horizon: int = 3,
         table_limit: int = 3_000_000,
         only: frozenset[str] | None = None,
+        inputs: list[atoms.Atoms] | None = None,
     ):
+        """`inputs`: the values the program starts from, one per `filt.inputs` (default: the filter's
+        initial goals, at the origin); symmetries of the square that move one of them are not used."""
         self.filt = filt
         self.budget = budget or Budget()
         """Nodes, time and resident memory: past the memory limit the memos are emptied, and if that is not
@@ -103,7 +107,7 @@ class ExactSearch:
             instruction_set_name,
             filt.depth,
             len(names),
-            [atoms.from_goal(g) for g in filt.initial_goals()],
+            [atoms.from_goal(g) for g in filt.initial_goals()] if inputs is None else inputs,
             only=only,
         )
         self.kinds = Kinds.of(space.macros)
@@ -114,7 +118,12 @@ class ExactSearch:
         self.nodes = 0
         self.failed: dict[tuple[int, ...], int] = {}
         self._binaries: dict[int, list] = {}
-        self._sym: list[dict[int, int]] = [{} for _ in SYMMETRIES]
+        self.symmetries = [
+            s for s in SYMMETRIES if all(image(s, g) == tuple(sorted(g)) for g in self.input_goals)
+        ]
+        """The symmetries of the square mapping every input onto itself: a bag and its image need as many
+        instructions (every direction is available to every move)."""
+        self._sym: list[dict[int, int]] = [{} for _ in self.symmetries]
         self._bounds: dict[tuple[int, ...], int] = {}
         self.rejected = False
         self.max_horizon = max_horizon
@@ -144,9 +153,7 @@ class ExactSearch:
         if b is None:
             if len(self._bounds) > self.memo_limit:
                 self._bounds.clear()
-            b = bag_bound(
-                [self.space.goal_of[g] for g in bag], self.space.depth, self.input_goals, self.kinds
-            )
+            b = bag_bound([self.space.goal_of[g] for g in bag], self.input_goals, self.kinds)
             if self.horizon:
                 goals = tuple(sorted({g for g in bag if g not in self.inputs and self.space.goal_of[g]}))
                 b = max(b, self.table.get(goals, self.horizon + 1))
@@ -294,13 +301,13 @@ class ExactSearch:
         table = self._sym[s]
         r = table.get(g)
         if r is None:
-            r = self.space.intern(image(SYMMETRIES[s], self.space.goal_of[g]))
+            r = self.space.intern(image(self.symmetries[s], self.space.goal_of[g]))
             table[g] = r
         return r
 
     def canonical(self, bag: tuple[int, ...]) -> tuple[int, ...]:
-        """The least image of `bag` (as sorted goal ids) under the symmetries of the square."""
-        return min(tuple(sorted([self._image(s, g) for g in bag])) for s in range(len(SYMMETRIES)))
+        """The least image of `bag` (as sorted goal ids) under the symmetries of the inputs."""
+        return min(tuple(sorted([self._image(s, g) for g in bag])) for s in range(len(self.symmetries)))
 
     # -- the move set ---------------------------------------------------------------------------
     def _lowers(self, f: Form, dirs, offset, parts) -> tuple[int, ...]:

@@ -16,7 +16,7 @@ from cain.search.allocate import allocated, verify
 from cain.search.budget import Budget
 from cain.search.config import register_names
 from cain.search.exact.deepening import ExactSearch
-from cain.search.exact.prefix import alive_after, shorten, splice
+from cain.search.exact.window import alive_after, shorten, splice
 
 HALF = read_filters("filter half\ninput A\noutput h -> A = 1/2 [1]\n")[0]
 
@@ -38,9 +38,8 @@ def test_the_values_alive_after_a_prefix_are_those_read_later():
 def test_a_prefix_that_keeps_the_input_gives_the_rest_the_input_to_read():
     plan = wasteful()
     verify(allocated(plan, HALF.registers), HALF)
-    alive = alive_after(plan, 2)
     empty = Program("half", [(0, "A")], [], [(0, "A")])  # the value alive is the input itself
-    shorter = splice(plan, 2, alive, empty)
+    shorter = splice(plan, 0, 2, empty)
     assert shorter.instrs == [Instr("div", (3,), (0,))]
     assert shorter.outputs == [(3, "A")]
     verify(allocated(shorter, HALF.registers), HALF)
