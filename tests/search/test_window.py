@@ -1,5 +1,5 @@
-"""Exact prefixes: a plan's first instructions replaced by fewer that the exact search finds, the plan that
-results computing the kernels (verified and simulated)."""
+"""Exact windows: stretches of a plan replaced by fewer instructions that the exact search finds from the
+values alive before them, the plan that results computing the kernels (verified and simulated)."""
 
 from __future__ import annotations
 
@@ -15,6 +15,7 @@ from cain.search import SearchConfig, engine, search
 from cain.search.allocate import allocated, verify
 from cain.search.budget import Budget
 from cain.search.config import register_names
+from cain.search.exact.bound import Kinds, bag_bound
 from cain.search.exact.deepening import ExactSearch
 from cain.search.exact.window import alive_after, shorten, splice
 
@@ -52,6 +53,43 @@ def test_a_wasteful_prefix_is_replaced_and_the_program_verified():
     program, plan = found
     assert program.macros == plan.macros == 1
     verify(program, HALF)
+
+
+def test_a_window_inside_the_plan_is_replaced():
+    """`A / 4` with a wasted pair of negations between its divisions: the negations are a window of two
+    instructions, tried before the prefix of three that holds them, and nothing replaces them (the value
+    before them is the value after)."""
+    filt = read_filters("filter q\ninput A\noutput q -> A = 1/4 [1]\n")[0]
+    names = filt.registers
+    instrs = [
+        Instr("div", (1,), (0,)),
+        Instr("neg", (2,), (1,)),
+        Instr("neg", (3,), (2,)),
+        Instr("div", (4,), (3,)),
+    ]
+    plan = Program("q", [(0, "A")], instrs, [(4, "A")])
+    found = shorten(filt, plan, 4, "all", names, Budget(nodes=1000))
+    assert found is not None
+    program, shorter = found
+    assert shorter.instrs == [Instr("div", (1,), (0,)), Instr("div", (4,), (1,))]
+    assert program.macros == 2
+    verify(program, filt)
+
+
+def test_the_exact_search_starts_from_any_values():
+    """From `A / 2` one pixel east, `A / 4` at the origin takes a division and a move: the search keeps
+    the two symmetries that fix the start (the identity and the mirror across the x axis), and its bound,
+    counted from that value, is already 2."""
+    filt = read_filters("filter q\ninput A\noutput q -> A = 1/4 [1]\n")[0]
+    names = filt.registers
+    start = ((1, 0, 0, 2),)  # depth 2: A is 4 at the origin
+    exact = ExactSearch(filt, "all", names, lambda p: p, Budget(nodes=1000), inputs=[start])
+    assert len(exact.symmetries) == 2
+    found = exact.run()
+    assert found.optimal and found.bound == 2 and found.plan.macros == 2
+    kinds = Kinds.of(exact.space.macros)
+    assert bag_bound([start], [start], kinds) == 0
+    assert bag_bound([((0, 0, 0, 1),)], [start], kinds) == 2
 
 
 def test_a_shortest_plan_is_left_alone():

@@ -51,7 +51,7 @@ def splice(plan: Program, i: int, j: int, window: Program) -> Program:
     output of `window` that is one of its inputs stands for that value wherever the rest of the plan reads
     it."""
     fresh = itertools.count(
-        1 + max([v for v, _ in plan.inputs] + [r for i in plan.instrs for r in i.results])
+        1 + max([v for v, _ in plan.inputs] + [r for x in plan.instrs for r in x.results])
     )
     before = alive_after(plan, i)
     name = {p: v for (p, _), v in zip(window.inputs, before, strict=True)}
@@ -72,7 +72,8 @@ def splice(plan: Program, i: int, j: int, window: Program) -> Program:
 
 
 def _window_filter(filt: Filter, goals: dict, before: list[int], after: list[int], names) -> Filter:
-    """The filter from the values `before` to the values `after` (each in a register of its own)."""
+    """The filter from the values `before` to the values `after` (its registers are nominal: the exact search
+    allocates nothing, the plan is allocated whole)."""
     channels = len(filt.inputs)
     return replace(
         filt,
@@ -87,7 +88,16 @@ def _window_filter(filt: Filter, goals: dict, before: list[int], after: list[int
 class _Shortening:
     """A plan as its windows are replaced, and what is left of the budget."""
 
-    def __init__(self, filt, plan, macros, instruction_set, names, budget, only):
+    def __init__(
+        self,
+        filt: Filter,
+        plan: Program,
+        macros: int,
+        instruction_set: str,
+        names: tuple[str, ...],
+        budget: Budget,
+        only: frozenset[str] | None,
+    ):
         self.filt, self.plan, self.macros = filt, plan, macros
         self.instruction_set, self.names, self.budget, self.only = instruction_set, names, budget, only
         self.nodes_left = budget.nodes
