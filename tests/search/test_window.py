@@ -121,10 +121,10 @@ option max_error = 0.1
 """
 
 
-@pytest.mark.slow  # two searches of 1500 nodes and 6 s of prefixes: about 10 s
-def test_the_search_shortens_its_plan_by_exact_prefixes_on_a_time_budget():
-    """A node budget tries no prefix (its output stays the heuristic's); in the time left of a budget, the
-    heuristic's plan for a pair of edge kernels loses macros to exact prefixes, and the program still
+@pytest.mark.slow  # two searches of 1500 nodes and 6 s of windows: about 10 s
+def test_the_search_shortens_its_plan_by_exact_windows_on_a_time_budget():
+    """A node budget tries no window (its output stays the heuristic's); in the time left of a budget, the
+    heuristic's plan for a pair of edge kernels loses macros to exact windows, and the program still
     computes the kernels in the simulator."""
     filt = read_filters(PREWITT_SIXTH)[0]
     heuristic = search(filt, SearchConfig(node_budget=1500, seed=0, progress=False))
