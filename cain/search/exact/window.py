@@ -88,16 +88,7 @@ def _window_filter(filt: Filter, goals: dict, before: list[int], after: list[int
 class _Shortening:
     """A plan as its windows are replaced, and what is left of the budget."""
 
-    def __init__(
-        self,
-        filt: Filter,
-        plan: Program,
-        macros: int,
-        instruction_set: str,
-        names: tuple[str, ...],
-        budget: Budget,
-        only: frozenset[str] | None,
-    ):
+    def __init__(self, filt, plan, macros, instruction_set, names, budget, only):  # `shorten`'s arguments
         self.filt, self.plan, self.macros = filt, plan, macros
         self.instruction_set, self.names, self.budget, self.only = instruction_set, names, budget, only
         self.nodes_left = budget.nodes
