@@ -91,16 +91,14 @@ class _Shortening:
     def __init__(self, filt, plan, macros, instruction_set, names, budget, only):  # `shorten`'s arguments
         self.filt, self.plan, self.macros = filt, plan, macros
         self.instruction_set, self.names, self.budget, self.only = instruction_set, names, budget, only
-        self.nodes_left = budget.nodes
+        self.nodes = 0
+        """Nodes the windows' exact searches have spent of `budget`."""
         self.goals = plan.evaluate(filt.initial_goals())
         self.best: tuple[Program, Program] | None = None
 
     def over(self) -> bool:
         """Whether the budget has ended."""
-        budget = self.budget
-        return (budget.time is not None and time.perf_counter() >= budget.start + budget.time) or (
-            self.nodes_left is not None and self.nodes_left <= 0
-        )
+        return self.budget.late(time.perf_counter()) or self.budget.out_of_nodes(self.nodes)
 
     def attempt(self, i: int, j: int) -> int | None:
         """Replace the window `(i, j)` by a shorter program if the exact search finds one within its share
@@ -109,10 +107,9 @@ class _Shortening:
         before, after = alive_after(plan, i), alive_after(plan, j)
         if any(not goals[v] for v in before + after):  # a zero is no kernel: leave the window as it is
             return None
-        seconds = None if budget.time is None else budget.start + budget.time - time.perf_counter()
         part = Budget(
-            time=None if seconds is None else seconds * TRY_SHARE,
-            nodes=None if self.nodes_left is None else max(1, int(self.nodes_left * TRY_SHARE)),
+            time=None if budget.deadline is None else (budget.deadline - time.perf_counter()) * TRY_SHARE,
+            nodes=None if budget.nodes is None else max(1, int((budget.nodes - self.nodes) * TRY_SHARE)),
             memory=budget.memory,
         )
         try:
@@ -129,8 +126,7 @@ class _Shortening:
             found = exact.find(j - i - 1)
         except CainError:
             return None
-        if self.nodes_left is not None:
-            self.nodes_left -= exact.nodes
+        self.nodes += exact.nodes
         if found.plan is None or found.plan.macros >= j - i:
             return None
         shorter = splice(plan, i, j, found.plan)
