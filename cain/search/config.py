@@ -106,6 +106,11 @@ class SearchConfig:
     compiling the kernels one at a time (`cain.search.heuristic.kernel_by_kernel`): a quick first plan and a
     bound for the simultaneous search. 0: never."""
 
+    @property
+    def only(self) -> frozenset[str] | None:
+        """`macros` as the searches take it (None: the whole instruction set)."""
+        return frozenset(self.macros) if self.macros is not None else None
+
 
 @dataclass(frozen=True)
 class PlanEvent:

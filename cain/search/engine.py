@@ -170,8 +170,9 @@ def _shorten(
         return result
     _, seconds = _timing(cfg)
     budget = Budget(time=max(0.0, start + seconds - time.perf_counter()), memory=cfg.max_memory)
-    only = frozenset(cfg.macros) if cfg.macros is not None else None
-    found = window.shorten(filt, result.plan, result.program.macros, cfg.instruction_set, names, budget, only)
+    found = window.shorten(
+        filt, result.plan, result.program.macros, cfg.instruction_set, names, budget, cfg.only
+    )
     if found is not None:
         result.program, result.plan = found
         now = time.perf_counter() - start
@@ -219,7 +220,7 @@ def _prove(
         names,
         lambda plan: allocated(plan, names),
         replace(budget, memory=cfg.max_memory),
-        only=frozenset(cfg.macros) if cfg.macros is not None else None,
+        only=cfg.only,
     )
     found = exact.run(start=bound, upper=result.program.macros if result.program is not None else None)
     result.nodes += found.nodes

@@ -106,7 +106,7 @@ def worker_space(filt: Filter, cfg: SearchConfig, registers: int, index: int = 0
         jitter=(0.0, 0.2, 0.2, 0.0)[variant] if index else 0.0,
         scaled_relations=cfg.scaled_relations,
         scaled_patterns=cfg.scaled_patterns != (variant in (1, 3)),
-        only=frozenset(cfg.macros) if cfg.macros is not None else None,
+        only=cfg.only,
     )
 
 
