@@ -14,14 +14,22 @@ fixed `bits` every value has that width and wraps modulo 2^bits.
 from __future__ import annotations
 
 from collections.abc import Callable, Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from fractions import Fraction
+from itertools import chain
 
 import numpy as np
 from xdsl.dialects.builtin import ModuleOp
 
 from cain.backend.c_names import c_function, sdk_kernel
-from cain.backend.dreg_alloc import DigitalAllocationError, allocate, live_peak, move_peak, park
+from cain.backend.dreg_alloc import (
+    DigitalAllocationError,
+    allocate,
+    live_peak,
+    move_peak,
+    park,
+    spanning_parks,
+)
 from cain.backend.dreg_sim import from_planes, run_words, to_planes
 from cain.backend.sim import correlate
 from cain.backend.split import KERNEL_STORE
@@ -51,11 +59,13 @@ Bit = str | int
 
 @dataclass(frozen=True)
 class Value:
-    """An integer held bit by bit, bit 0 first; beyond `bits` it reads 0, or its top bit if `signed`."""
+    """An integer held bit by bit, bit 0 first; beyond `bits` it reads 0, or its top bit if `signed`. The bits
+    hold `goal` applied to the inputs, plus `offset` (offset binary, `Lowering.offsets`)."""
 
     bits: tuple[Bit, ...]
     signed: bool
     goal: Goal
+    offset: int = 0
 
     def bit(self, i: int) -> Bit:
         if i < len(self.bits):
@@ -130,9 +140,13 @@ class DigitalProgram:
 class Lowering:
     """Builds the words of a plan on virtual bits."""
 
-    def __init__(self, encoding: Encoding, narrow: bool = False):
+    def __init__(self, encoding: Encoding, narrow: bool = False, offsets: bool = False):
         self.encoding = encoding
         self.narrow = narrow  # bit cells from NARROW_NETWORKS where there is one: fewer bits live, more words
+        self.offsets = offsets
+        """Values in offset binary: never negative, a difference as a sum of the complement, so a value
+        whose range is lopsided about 0 is narrower than in two's complement; the outputs lose their offsets
+        at the end (`unbiased`), when the direction flags are free again."""
         self.words: list[Word] = []
         self.count = 0
 
@@ -145,9 +159,12 @@ class Lowering:
         self.words.append(Word(kind, tuple(names), tuple(srcs)))
         return names
 
-    def fit(self, bits: Sequence[Bit], signed: bool, goal: Goal) -> Value:
-        """`bits` (extending as `signed` says) cut or extended to the width of `goal`."""
+    def fit(self, bits: Sequence[Bit], signed: bool, goal: Goal, offset: int = 0) -> Value:
+        """`bits` (extending as `signed` says) cut or extended to the width of `goal` (plus `offset`)."""
         source = Value(tuple(bits), signed, goal)
+        if self.offsets:
+            width, offset = self.encoding.held(goal, offset)
+            return Value(tuple(source.bit(i) for i in range(width)), False, goal, offset)
         width, signed = self.encoding.width(goal)
         return Value(tuple(source.bit(i) for i in range(width)), signed, goal)
 
@@ -167,21 +184,46 @@ class Lowering:
                     self.words += direction_setup(side)
                 done[b] = self.emit("DNEWS0", [self.register(b)])[0]
             bits.append(done[b])
-        return Value(tuple(bits), value.signed, goal)
+        return Value(tuple(bits), value.signed, goal, value.offset)
 
     def add(self, a: Value, b: Value, goal: Goal, subtract: bool = False) -> Value:
         """`a + b` or `a - b` (as a + not b + 1) by a ripple-carry adder, as wide as `goal` needs; `a + a`
-        is `a` one bit up, without a word."""
-        if not subtract and a.bits == b.bits and a.signed == b.signed:
-            return self.fit((0, *a.bits), a.signed, goal)
-        width, signed = self.encoding.width(goal)
-        carry: Bit = int(subtract)
+        is `a` one bit up, without a word. In offset binary, `a - b` is a + not b over b's own bits, no
+        carry in, the offset growing by what the complement adds."""
+        if not subtract and a.bits == b.bits and a.signed == b.signed and a.offset == b.offset:
+            return self.fit((0, *a.bits), a.signed, goal, 2 * a.offset)
+        if not self.offsets:
+            width, signed = self.encoding.width(goal)
+            bits = self.ripple(a, [(b.bit(i), subtract) for i in range(width)], int(subtract))
+            return Value(bits, signed, goal)
+        offset = a.offset + b.offset
+        if subtract:  # not b = (the ones of b's variable bits) + 2 (its constant bits) - b
+            ones = sum(1 << i for i, bit in enumerate(b.bits) if isinstance(bit, str))
+            fixed = sum(bit << i for i, bit in enumerate(b.bits) if not isinstance(bit, str))
+            offset = a.offset - b.offset + ones + 2 * fixed
+        width, offset = self.encoding.held(goal, offset)
+        column = [
+            (b.bit(i), subtract and isinstance(b.bit(i), str) and i < len(b.bits)) for i in range(width)
+        ]
+        return Value(self.ripple(a, column, 0), False, goal, offset)
+
+    def ripple(self, a: Value, column: Sequence[tuple[Bit, bool]], carry: Bit) -> tuple[Bit, ...]:
+        """The bits of a ripple-carry adder of `a` and the literals `column` (bit, inverted), one per output
+        bit, with `carry` in."""
         bits: list[Bit] = []
-        for i in range(width):
-            literals = [(a.bit(i), False), (b.bit(i), subtract), (carry, False)]
-            sum_bit, carry = self.cell(literals, need_carry=i < width - 1)
+        for i, literal in enumerate(column):
+            sum_bit, carry = self.cell([(a.bit(i), False), literal, (carry, False)], i < len(column) - 1)
             bits.append(sum_bit)
-        return Value(tuple(bits), signed, goal)
+        return tuple(bits)
+
+    def unbiased(self, value: Value) -> Value:
+        """`value` without its offset, as wide as its goal needs (`Encoding.width`): its bits plus the
+        offset's negation, modulo 2^width."""
+        width, signed = self.encoding.width(value.goal)
+        negated = -value.offset % (1 << width)
+        unsigned = replace(value, signed=False)
+        bits = self.ripple(unsigned, [((negated >> i) & 1, False) for i in range(width)], 0)
+        return Value(bits, signed, value.goal)
 
     def cell(self, literals: list[tuple[Bit, bool]], need_carry: bool) -> tuple[Bit, Bit]:
         """The sum and carry bits of three literals (bit, inverted): a constant, an existing bit, one NOT,
@@ -267,7 +309,7 @@ class Lowering:
                 raise CainError(f"digital: {name} halves, which is not exact at a fixed width")
             if goal is None:
                 raise CainError(f"digital: {name} halves a value that is not exactly even")
-            total = self.fit(total.bits[1:], total.signed, goal)
+            total = self.fit(total.bits[1:], total.signed, goal, total.offset // 2)
         return total
 
     def moved(self, value: Value, directions: tuple[str, ...]) -> Value:
@@ -277,11 +319,11 @@ class Lowering:
 
 
 def lower(
-    plan: Program, filt: Filter, encoding: Encoding, narrow: bool = False
+    plan: Program, filt: Filter, encoding: Encoding, narrow: bool = False, offsets: bool = False
 ) -> tuple[Lowering, list[Value], list[Value]]:
-    """The words of `plan` on virtual bits (with `narrow` bit cells: `Lowering.narrow`): the input values,
-    and the output values (each bit a distinct virtual DREG)."""
-    low = Lowering(encoding, narrow)
+    """The words of `plan` on virtual bits (with `narrow` bit cells and in `offsets` binary: `Lowering`):
+    the input values, and the output values (each bit a distinct virtual DREG)."""
+    low = Lowering(encoding, narrow, offsets)
     values: dict[int, Value] = {}
     inputs = []
     for z, (v, _) in enumerate(plan.inputs):
@@ -300,7 +342,9 @@ def lower(
         value = values[v]
         if value.goal != goal:
             raise CainError(f"digital: the plan's output holds {value.goal}, not its kernel {goal}")
-        value = low.fit(value.bits, value.signed, goal)
+        value = low.unbiased(value) if value.offset else low.fit(value.bits, value.signed, goal)
+        if encoding.bits is not None:  # extended to the fixed width: the value modulo 2^bits
+            value = Value(tuple(value.bit(i) for i in range(encoding.bits)), False, goal)
         bits = []
         for b in value.bits:
             if not isinstance(b, str) or b in taken:
@@ -349,11 +393,12 @@ Reorder = Callable[[list[Word], list[list[str]]], list[Word]]
 
 
 def digital_program(
-    plan: Program, filt: Filter, encoding: Encoding, reorder: Reorder | None = None
+    plan: Program, filt: Filter, encoding: Encoding, reorder: Reorder | None = None, offsets: bool = False
 ) -> DigitalProgram:
-    """Lower, allocate and check the words of `plan` (not yet verified on images), reordered by `reorder`
-    (`cain.backend.digital_order`) before allocation if given, from narrow bit cells then."""
-    low, inputs, outputs = lower(plan, filt, encoding, narrow=reorder is not None)
+    """Lower (in `offsets` binary: `Lowering.offsets`), allocate and check the words of `plan` (not yet
+    verified on images), reordered by `reorder` (`cain.backend.digital_order`) before allocation if given,
+    from narrow bit cells then."""
+    low, inputs, outputs = lower(plan, filt, encoding, narrow=reorder is not None, offsets=offsets)
     if reorder is not None:
         low.words = reorder(low.words, [[str(b) for b in v.bits] for v in outputs])
     dregs = list(encoding.dregs)
@@ -409,23 +454,27 @@ def allocated(
     if move_peak(words, list(pinned), out_bits) > len({*dregs, *pinned.values()}) + 2 * parkable:
         peak = live_peak(words, list(pinned), out_bits)
         raise DigitalAllocationError(too_many(peak), peak)
-    plain = [(None, False), (None, True)]
-    parked_too = [(flag, flags_first) for flag in (False, True) for flags_first in (False, True)]
     first = None
-    for flag, flags_first in plain + parked_too * parkable:
+    for flags_first in (False, True):
         try:
-            if flag is None:
-                return allocate(words, pinned, out_bits, dregs, too_many, True, flags_first)
-            parked_words, parked, parked_outputs = park(words, list(pinned), out_bits, flag)
-            got, where = allocate(
-                parked_words, pinned, parked_outputs, dregs, too_many, True, flags_first, parked
-            )
+            return allocate(words, pinned, out_bits, dregs, too_many, True, flags_first)
         except DigitalAllocationError as e:
             first = first or e
-            continue
-        for b, p in zip(out_bits, parked_outputs, strict=True):
-            where[b] = where[p]
-        return got, where
+    parkings = chain(
+        (park(words, list(pinned), out_bits, flag) for flag in (False, True)),
+        spanning_parks(words, list(pinned), out_bits, len({*dregs, *pinned.values()})),
+    )
+    for parked_words, parked, parked_outputs in parkings if parkable else ():
+        for flags_first in (False, True):
+            try:
+                got, where = allocate(
+                    parked_words, pinned, parked_outputs, dregs, too_many, True, flags_first, parked
+                )
+            except DigitalAllocationError:
+                continue
+            for b, p in zip(out_bits, parked_outputs, strict=True):
+                where[b] = where[p]
+            return got, where
     assert first is not None
     raise first
 

@@ -4,7 +4,7 @@ none on the device), and the clear error of how many DREGs a plan needs when the
 
 from __future__ import annotations
 
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Iterator, Sequence
 from dataclasses import replace
 
 from cain.backend.adc_dac import Analogue
@@ -154,54 +154,110 @@ def allocate(
     return allocated, where
 
 
-def park(
-    words: Sequence[Word], inputs: Sequence[str], outputs: Sequence[str], flag: bool = False
-) -> tuple[list[Word], dict[str, str], list[str]]:
-    """The words with bits parked outside the scan's DREGs. R12 is written only where R0 = 1 (each park is
-    `SET(R0)` and a `MOV` into it): it holds the input bit first read the latest, from the start until that
-    read, then an output bit. With `flag`, FLAG too, which `WHERE` writes: the output bit finished first,
-    from then to the end, where it is moved into a DREG and `ALL()` sets FLAG as analogue words expect it.
-    Returns the words, each parked value's register, and the outputs (a parked bit under its new name)."""
-    out = list(words)
-    masked, mask = next(iter(MASKED.items()))
-    parked: dict[str, str] = {}
-    outputs = list(outputs)
+class Parking:
+    """Words with bits moved out of the scan's DREGs, into R12 (written only where R0 = 1: `SET(R0)` and a
+    `MOV`) or FLAG (written by `WHERE`; the kernel then ends with `ALL()`, as analogue words expect FLAG):
+    the words, each parked value's register, and the outputs (a parked bit under its new name)."""
 
-    def first_read(b: str) -> int:
-        return next((i for i, w in enumerate(out) if b in w.srcs), len(out))
+    def __init__(self, words: Sequence[Word], outputs: Sequence[str]):
+        self.out = list(words)
+        self.parked: dict[str, str] = {}
+        self.outputs = list(outputs)
+        self.moved: set[str] = set()
 
-    def put(b: str, at: int, register: str) -> str:
+    def put(self, b: str, at: int, register: str) -> str:
+        """Park `b` in `register` before word `at`, every later read of it reading the parked copy; a parked
+        output in FLAG is moved into a DREG at the end."""
+        masked, mask = next(iter(MASKED.items()))
         name = f"{b}.{register}"
         write = [Word("SET", (mask,)), Word("MOV", (name,), (b,))] if register == masked else []
         write = write or [Word("WHERE", (name,), (b,))]
+        out = self.out
         out[at:at] = write
         for i in range(at + len(write), len(out)):
             w = out[i]
             out[i] = Word(w.kind, w.dests, tuple(name if s == b else s for s in w.srcs))
-        outputs[:] = [name if o == b else o for o in outputs]
-        parked[name] = register
+        self.parked[name] = register
+        if register == "FLAG" and b in self.outputs:
+            self.moved.add(f"{b}.out")
+            out.append(Word("MOV", (f"{b}.out",), (name,)))
+            name = f"{b}.out"
+        self.outputs = [name if o == b else o for o in self.outputs]
+        if register == "FLAG":
+            out.append(Word("ALL", ("FLAG",)))
         return name
 
-    moved: set[str] = set()
+    def first_read(self, b: str) -> int:
+        return next((i for i, w in enumerate(self.out) if b in w.srcs), len(self.out))
 
-    def finished_first() -> tuple[str, int] | None:
+    def finished_first(self) -> tuple[str, int] | None:
         """The output bit defined first (not parked or moved yet), and the word defining it."""
-        defined = {d: i for i, w in enumerate(out) for d in w.dests}
-        finished = [(o, defined[o]) for o in outputs if o in defined and o not in parked and o not in moved]
+        defined = {d: i for i, w in enumerate(self.out) for d in w.dests}
+        finished = [
+            (o, defined[o])
+            for o in self.outputs
+            if o in defined and o not in self.parked and o not in self.moved
+        ]
         return min(finished, key=lambda found: found[1], default=None)
 
-    if flag and (found := finished_first()) is not None:
-        b, at = found
-        kept = put(b, at + 1, "FLAG")
-        moved.add(f"{b}.out")
-        out += [Word("MOV", (f"{b}.out",), (kept,)), Word("ALL", ("FLAG",))]
-        outputs[:] = [f"{b}.out" if o == kept else o for o in outputs]
+    def result(self) -> tuple[list[Word], dict[str, str], list[str]]:
+        return self.out, self.parked, self.outputs
+
+
+def park(
+    words: Sequence[Word], inputs: Sequence[str], outputs: Sequence[str], flag: bool = False
+) -> tuple[list[Word], dict[str, str], list[str]]:
+    """The words with bits parked (`Parking`): in R12, the input bit first read the latest, from the start
+    until that read, then an output bit; with `flag`, in FLAG the output bit finished first, from then to
+    the end."""
+    parking = Parking(words, outputs)
+    masked = next(iter(MASKED))
+    if flag and (found := parking.finished_first()) is not None:
+        parking.put(found[0], found[1] + 1, "FLAG")
     start = 0
-    late = max((b for b in inputs if first_read(b) < len(out)), key=first_read, default=None)
-    if late is not None and any(w.kind == "DNEWS0" for w in out[: first_read(late)]):
-        name = put(late, 0, masked)
-        start = max(i for i, w in enumerate(out) if name in w.srcs) + 1
-    if (found := finished_first()) is not None:
+    out = parking.out
+    late = max((b for b in inputs if parking.first_read(b) < len(out)), key=parking.first_read, default=None)
+    if late is not None and any(w.kind == "DNEWS0" for w in out[: parking.first_read(late)]):
+        name = parking.put(late, 0, masked)
+        start = max(i for i, w in enumerate(parking.out) if name in w.srcs) + 1
+    if (found := parking.finished_first()) is not None:
         b, at = found
-        put(b, max(start, at + 1), masked)
-    return out, parked, outputs
+        parking.put(b, max(start, at + 1), masked)
+    return parking.result()
+
+
+SPANNING = 4
+"""Of the bits live at the most crowded moves, how many (the longest-lived) `spanning_parks` tries parking."""
+
+
+def spanning_parks(
+    words: Sequence[Word], inputs: Sequence[str], outputs: Sequence[str], room: int
+) -> Iterator[tuple[list[Word], dict[str, str], list[str]]]:
+    """Parkings to try when `park`'s do not fit: of the bits live at the moves where more than `room` bits
+    are live (those live across the most such moves first), one in R12 or FLAG when one more bit is live
+    there, else one in each; each from its definition to its last read."""
+    last = _last_uses(words, outputs)
+    defined = {d: i for i, w in enumerate(words) for d in w.dests}
+    live = {b for b in inputs if b in last}
+    spans: dict[str, int] = {}
+    over = 0
+    for i, w in enumerate(words):
+        new = {d for d in w.dests if d.startswith("%")}
+        if w.kind == "DNEWS0" and len(live | new) > room:
+            over = max(over, len(live | new) - room)
+            for b in live:
+                spans[b] = spans.get(b, 0) + 1
+        live = {b for b in live | new if last.get(b, -1) > i}
+    ranked = sorted(spans, key=lambda b: (-spans[b], -(last[b] - defined.get(b, -1)), b))[:SPANNING]
+    masked = next(iter(MASKED))
+    if over <= 1:
+        choices = [[(b, masked)] for b in ranked] + [[(b, "FLAG")] for b in ranked]
+    else:
+        choices = [[(b, masked), (c, "FLAG")] for b in ranked for c in ranked if b != c]
+    for choice in choices:
+        parking = Parking(words, outputs)
+        for b, register in choice:
+            name = parking.outputs[parking.outputs.index(b)] if b in parking.outputs else b
+            at = 0 if b not in defined else 1 + next(i for i, w in enumerate(parking.out) if b in w.dests)
+            parking.put(name, at, register)
+        yield parking.result()

@@ -47,24 +47,40 @@ class Encoding:
         width = self.input_bits[channel]
         return width if self.bits is None else min(width, self.bits)
 
-    def width(self, goal: Goal) -> tuple[int, bool]:
-        """(bits, signed) of a value holding `goal` applied to the inputs: enough that it never overflows, or
-        the fixed width (then unsigned, modulo 2^bits)."""
-        if self.bits is not None:
-            return self.bits, False
+    def range(self, goal: Goal) -> tuple[int, int]:
+        """The least and the largest integer `goal` takes on the inputs (each at its width)."""
         low = high = 0
         for (_, _, z), count in goal:
-            top = (1 << self.input_bits[z]) - 1
+            top = (1 << self.input_width(z)) - 1
             if count > 0:
                 high += count * top
             else:
                 low += count * top
+        return low, high
+
+    def width(self, goal: Goal) -> tuple[int, bool]:
+        """(bits, signed) of a value holding `goal` applied to the inputs: enough that it never overflows
+        (two's complement when it can be negative); with a fixed width, at most that width, and then unsigned,
+        modulo 2^bits. A narrower value is exact, so it extends to the fixed width as its sign says."""
+        low, high = self.range(goal)
         if low >= 0:
-            return high.bit_length(), False
-        width = 1
-        while not (-(1 << (width - 1)) <= low and high < 1 << (width - 1)):
-            width += 1
-        return width, True
+            width, signed = high.bit_length(), False
+        else:
+            width, signed = 1, True
+            while not (-(1 << (width - 1)) <= low and high < 1 << (width - 1)):
+                width += 1
+        if self.bits is not None and width > self.bits:
+            return self.bits, False
+        return width, signed
+
+    def held(self, goal: Goal, offset: int) -> tuple[int, int]:
+        """(bits, offset) of a value holding `goal` plus `offset`, never negative (offset binary): as wide as
+        its largest; with a fixed width, at most that width, the offset then modulo 2^bits."""
+        low, high = self.range(goal)
+        width = (high + offset).bit_length()
+        if self.bits is not None and (width > self.bits or low + offset < 0):
+            return self.bits, offset % (1 << self.bits)
+        return width, offset
 
 
 @dataclass(frozen=True)

@@ -45,6 +45,17 @@ def integer_filter(filt: Filter) -> Filter:
     return replace(filt, kernels=kernels, depth=0, encoding=None)
 
 
+Variant = tuple[Any, bool]
+"""How a plan is lowered: the word-level reorder (`cain.backend.digital_order`; None: the plan's order) and
+whether in offset binary (`cain.backend.digital.Lowering.offsets`)."""
+
+PLAIN: list[Variant] = [(None, False)]
+REORDERED: list[Variant] = [(partial(reorder, variant=v), False) for v in VARIANTS]
+OFFSET: list[Variant] = [(None, True)] + [(partial(reorder, variant=v), True) for v in VARIANTS]
+"""When the plain lowering does not fit: reordered bit plane by bit plane; when that does not either, both in
+offset binary."""
+
+
 class Lowered:
     """Every plan lowered so far, in its own order and in `schedule`'s, allocated on the DREG file: the
     search's score of a plan (the first of its `rank`), and the pool the program is chosen from. The
@@ -67,17 +78,17 @@ class Lowered:
 
     def cheapest(self, plan: Program) -> DigitalProgram | None:
         """The fewest-ICW program of `plan`: in its own order or `schedule`'s, else (when neither fits) with
-        its words reordered bit plane by bit plane."""
-        best = self.fewest((plan, schedule(plan, self.encoding)), [None])
-        if best is None:  # the words' order is reordered's own: the plan's order only breaks ties
-            best = self.fewest((plan,), [partial(reorder, variant=v) for v in VARIANTS])
-        return best
+        its words reordered bit plane by bit plane, else both again in offset binary."""
+        orders = (plan, schedule(plan, self.encoding))
+        return self.fewest(orders, PLAIN) or self.fewest(orders, REORDERED) or self.fewest(orders, OFFSET)
 
     def fewest(self, orders: Sequence[Program], variants: Sequence[Any]) -> Any:
-        """The lowest-ranked program among each plan order lowered with each variant (`lower`)."""
+        """The lowest-ranked program among each plan order lowered with each variant (`lower`); a reordered
+        variant's words are in its own order, so the plan's first order only (it breaks ties)."""
         best = None
-        for ordered in orders:
-            for variant in variants:
+        for variant in variants:
+            reordered = isinstance(variant, tuple) and callable(variant[0])
+            for ordered in orders[:1] if reordered else orders:
                 try:
                     program = self.lower(ordered, variant)
                 except CainError as e:
@@ -88,7 +99,8 @@ class Lowered:
         return best
 
     def lower(self, plan: Program, variant: Any) -> DigitalProgram:
-        return digital_program(plan, self.filt, self.encoding, variant)
+        reorder_words, offsets = variant
+        return digital_program(plan, self.filt, self.encoding, reorder_words, offsets)
 
     def rank(self, program: Any) -> tuple[int, ...]:
         """What a program is chosen by (the least wins): its ICWs."""
@@ -123,9 +135,9 @@ def plane_program(filt: Filter, encoding: Encoding) -> DigitalProgram | None:
     kernels of `filt` (each channel's planes joined again); None when it does not fit the DREG file."""
     split = plan_filter(filt, encoding, planes=True)
     assert split.encoding is not None
-    program = Lowered(split, split.encoding).fewest(
-        [plane_plan(split, last) for last in (False, True)], [None]
-    )
+    lowered = Lowered(split, split.encoding)
+    plans = [plane_plan(split, last) for last in (False, True)]
+    program = lowered.fewest(plans, PLAIN) or lowered.fewest(plans, OFFSET)
     if program is None:
         return None
     regs = iter(r for _, (r,) in program.inputs)

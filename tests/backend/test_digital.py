@@ -1,6 +1,7 @@
 """The digital plane: the DREG simulator against the SDK's semantics, the bit cells' networks, lowering,
 allocation and verification of plans, and the mode end to end from kernel text."""
 
+import itertools
 import random
 from dataclasses import replace
 from functools import partial
@@ -32,6 +33,7 @@ from cain.model.filter import Filter
 from cain.model.goal import Goal
 from cain.model.isa import DIRECTIONS, SimulationError
 from cain.model.program import Instr, Program
+from cain.search.constructive import planes
 from cain.search.digital import compile_digital, plan_filter
 
 
@@ -490,3 +492,59 @@ def test_digital_fuzz_regressions_compile_to_verified_programs_or_say_they_do_no
     except dreg_alloc.DigitalAllocationError:
         return
     assert result.digital is not None
+
+
+@pytest.mark.parametrize("bits", [None, 3, 5])
+def test_widths_are_the_ranges_and_at_most_the_fixed_width(bits):
+    """A value is as wide as its range needs in two's complement (unsigned when never negative); with a fixed
+    width, never wider than it, and then unsigned modulo 2^bits. In offset binary it is as wide as its
+    largest plus the offset."""
+    encoding = Encoding((2,), bits)
+    for counts in itertools.product(range(-3, 4), repeat=3):
+        goal = Goal(((x, 0, 0), c) for x, c in enumerate(counts) if c)
+        low, high = encoding.range(goal)
+        values = {
+            sum(c * v for c, v in zip(counts, vs, strict=True))
+            for vs in itertools.product(range(4), repeat=3)
+        }
+        assert (low, high) == (min(values), max(values))
+        width, signed = encoding.width(goal)
+        if bits is not None and width == bits and not signed:
+            continue  # wraps (or fits exactly unsigned): every value modulo 2^bits
+        fits = range(-(1 << (width - 1)), 1 << (width - 1)) if signed else range(1 << width)
+        assert all(v in fits for v in values) and (signed or low >= 0)
+        assert width == 0 or not all(v in range(-(1 << (width - 2)), 1 << (width - 2)) for v in values)
+        held, offset = encoding.held(goal, -low)
+        if bits is None or (high - low).bit_length() <= bits:
+            assert (held, offset) == ((high - low).bit_length(), -low)
+
+
+@pytest.mark.parametrize("name", ["gauss", "sobel", "lopsided"])
+@pytest.mark.parametrize("bits", [None, 4])
+def test_plans_lowered_in_offset_binary_are_exact_and_keep_no_more_bits_live(name, bits):
+    """In offset binary a difference is a sum of the complement: every value is never negative, the outputs
+    lose their offsets at the end, and the program is exact. Values whose ranges are lopsided about 0 are
+    narrower than in two's complement (unless they wrap), so fewer bits are live at the moves."""
+    kernels = {
+        "gauss": ["[1 2 1; 2 4 2; 1 2 1]"],
+        "sobel": ["[1 0 -1; 2 0 -2; 1 0 -1]", "[1 2 1; 0 0 0; -1 -2 -1]"],
+        "lopsided": ["[1 2 -1; 2 -1 1; 1 2 0]", "[0 0 1; 1 1 2; 0 -2 0]"],
+    }[name]
+    lines = ["option mode = digital", "option input_bits = 2"] + [f"option bits = {bits}"] * (
+        bits is not None
+    )
+    lines += [f"output K{k} -> {'AB'[k]} = {m}" for k, m in enumerate(kernels)]
+    filt = cain.read_filters("\n".join(lines))[0]
+    wide = replace(filt.encoding, dregs=DATA_DREGS + tuple(f"R{i}" for i in range(13, 60)))
+    split = plan_filter(filt, wide, planes=True)
+    plan = planes.plane_plan(split)
+    peaks = []
+    for offsets in (False, True):
+        low, inputs, outputs = digital.lower(plan, split, split.encoding, offsets=offsets)
+        bits_in = [str(b) for v in inputs for b in v.bits]
+        peaks.append(dreg_alloc.move_peak(low.words, bits_in, [str(b) for v in outputs for b in v.bits]))
+        program = digital.digital_program(plan, split, split.encoding, offsets=offsets)
+        digital.verify_digital(program, seed=2)
+    assert peaks[1] <= peaks[0]
+    if name == "lopsided" and bits is None:  # at 4 bits its sums wrap: as wide either way
+        assert peaks[1] < peaks[0]
