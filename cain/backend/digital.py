@@ -429,7 +429,7 @@ def digital_program(
     return DigitalProgram(
         filt.name,
         words,
-        [(c, tuple(where[str(b)] for b in v.bits)) for (c, _), v in zip(filt.inputs, inputs, strict=True)],
+        [(c, tuple(pinned[str(b)] for b in v.bits)) for (c, _), v in zip(filt.inputs, inputs, strict=True)],
         [
             (k.name, tuple(where[str(b)] for b in v.bits), v.signed)
             for k, v in zip(filt.kernels, outputs, strict=True)

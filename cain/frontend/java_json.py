@@ -105,7 +105,7 @@ PAIR_GEN: dict[str, _Key] = {
     "threshold": _Key("integer", "goal size above which the cheap pair generator is used"),
     "heuristic": _Key("string|object", "heuristic"),
     "outputFormat": _Key("object", "code printer settings"),
-    "bits": _Key("integer", "digital: the width of every value, which wraps modulo 2^bits"),
+    "bits": _Key("integer", "digital: the width of the outputs; every value wraps modulo 2^bits"),
     "scratchRegs": _Key("array", "digital: scratch DREGs"),
     "regMapping": _Key("object", "digital: the DREGs of each register, bit 0 first"),
 }

@@ -24,7 +24,7 @@ OPTIONS: dict[str, str] = {
     "registers": "the register file, e.g. A B C D E F",
     "instructions": f"the instruction set: {' | '.join(INSTRUCTION_SETS)}",
     "mode": "the PE plane to compute on: analogue | digital | superpixel",
-    "bits": "digital: the width of every value, which then wraps modulo 2^bits (default: exact widths); "
+    "bits": "digital: the width of the outputs; every value wraps modulo 2^bits (default: exact widths); "
     "superpixel: the bits of each bank (default: all its PEs)",
     "input_bits": "digital: the width of each input channel (one value for all, or one per channel)",
     "dregs": f"digital: the DREGs free for data (default {' '.join(DATA_DREGS)})",

@@ -548,3 +548,15 @@ def test_plans_lowered_in_offset_binary_are_exact_and_keep_no_more_bits_live(nam
     assert peaks[1] <= peaks[0]
     if name == "lopsided" and bits is None:  # at 4 bits its sums wrap: as wide either way
         assert peaks[1] < peaks[0]
+
+
+def test_an_input_bit_that_is_also_an_output_bit_and_is_parked_still_arrives_in_its_dreg():
+    """fuzz0_264's bit 0 of K0 is the input's bit 0; parked in R12, it was named as the input's register
+    too, so the program read its input from R12 (random) and failed verification. Inputs arrive where they
+    are pinned, whatever register holds their bit at the end."""
+    path = Path(__file__).parents[1] / "regressions" / "digital" / "fuzz0_264.cain"
+    result = cain.compile(path.read_text(), budget=1000)
+    program = result.digital
+    assert program.inputs == [("A", ("R5", "R6"))]
+    assert "R12" in program.outputs[0][1]  # the parked input bit, as an output
+    digital.verify_digital(program, seed=5)
