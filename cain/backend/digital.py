@@ -28,6 +28,7 @@ from cain.backend.dreg_alloc import (
     live_peak,
     move_peak,
     park,
+    sequential_parks,
     spanning_parks,
 )
 from cain.backend.dreg_sim import from_planes, run_words, to_planes
@@ -463,6 +464,7 @@ def allocated(
     parkings = chain(
         (park(words, list(pinned), out_bits, flag) for flag in (False, True)),
         spanning_parks(words, list(pinned), out_bits, len({*dregs, *pinned.values()})),
+        sequential_parks(words, list(pinned), out_bits, len({*dregs, *pinned.values()})),
     )
     for parked_words, parked, parked_outputs in parkings if parkable else ():
         for flags_first in (False, True):

@@ -164,6 +164,8 @@ class Parking:
         self.parked: dict[str, str] = {}
         self.outputs = list(outputs)
         self.moved: set[str] = set()
+        self.tail: list[Word] = []
+        """The words after `out`: outputs parked in FLAG moved into DREGs, then `ALL()`."""
 
     def put(self, b: str, at: int, register: str) -> str:
         """Park `b` in `register` before word `at`, every later read of it reading the parked copy; a parked
@@ -180,11 +182,9 @@ class Parking:
         self.parked[name] = register
         if register == "FLAG" and b in self.outputs:
             self.moved.add(f"{b}.out")
-            out.append(Word("MOV", (f"{b}.out",), (name,)))
+            self.tail.append(Word("MOV", (f"{b}.out",), (name,)))
             name = f"{b}.out"
         self.outputs = [name if o == b else o for o in self.outputs]
-        if register == "FLAG":
-            out.append(Word("ALL", ("FLAG",)))
         return name
 
     def first_read(self, b: str) -> int:
@@ -201,7 +201,8 @@ class Parking:
         return min(finished, key=lambda found: found[1], default=None)
 
     def result(self) -> tuple[list[Word], dict[str, str], list[str]]:
-        return self.out, self.parked, self.outputs
+        flag = [Word("ALL", ("FLAG",))] if "FLAG" in self.parked.values() else []
+        return self.out + self.tail + flag, self.parked, self.outputs
 
 
 def park(
@@ -261,3 +262,44 @@ def spanning_parks(
             at = 0 if b not in defined else 1 + next(i for i, w in enumerate(parking.out) if b in w.dests)
             parking.put(name, at, register)
         yield parking.result()
+
+
+def sequential_parks(
+    words: Sequence[Word], inputs: Sequence[str], outputs: Sequence[str], room: int
+) -> Iterator[tuple[list[Word], dict[str, str], list[str]]]:
+    """Parkings to try when `spanning_parks`' do not fit: at each move where more than `room` bits are live,
+    in order, as many of them parked as are too many, each from its definition to its last read, in R12 or
+    FLAG once the bit parked there before is read no more; the bit read the latest first, or the earliest."""
+    last = _last_uses(words, outputs)
+    defined = {d: i for i, w in enumerate(words) for d in w.dests}
+    live = {b for b in inputs if b in last}
+    crowded = []
+    for i, w in enumerate(words):
+        new = {d for d in w.dests if d.startswith("%")}
+        if w.kind == "DNEWS0" and len(live) + len(new) > room:
+            crowded.append((i, sorted(live), len(live) + len(new) - room))
+        live = {b for b in live | new if last.get(b, -1) > i}
+    masked = next(iter(MASKED))
+    for latest in (True, False):
+        free = {masked: -1, "FLAG": -1}  # the last read of the bit parked there
+        chosen: dict[str, str] = {}
+        for _, bits, over in crowded:
+            over -= sum(b in chosen for b in bits)
+            while over > 0:
+                options = [
+                    (b, r) for b in bits if b not in chosen for r in free if free[r] <= defined.get(b, -1)
+                ]
+                if not options:
+                    break
+                b, r = max(options, key=lambda o: (last[o[0]] if latest else -last[o[0]], o[1] == masked))
+                chosen[b] = r
+                free[r] = last[b]
+                over -= 1
+            if over > 0:
+                break
+        else:
+            parking = Parking(words, outputs)
+            for b in sorted(chosen, key=lambda b: defined.get(b, -1)):
+                at = 0 if b not in defined else 1 + next(i for i, w in enumerate(parking.out) if b in w.dests)
+                parking.put(b, at, chosen[b])
+            yield parking.result()
