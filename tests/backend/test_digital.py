@@ -560,3 +560,35 @@ def test_an_input_bit_that_is_also_an_output_bit_and_is_parked_still_arrives_in_
     assert program.inputs == [("A", ("R5", "R6"))]
     assert "R12" in program.outputs[0][1]  # the parked input bit, as an output
     digital.verify_digital(program, seed=5)
+
+
+TWO_KERNELS = {
+    "lopsided": "output K0 -> A = [1 2 -1; 2 -1 1; 1 2 0]\noutput K1 -> B = [0 0 1; 1 1 2; 0 -2 0]",
+    "crowded": "output K0 -> A = [-2 1 2; -1 2 -1; -2 0 2]\noutput K1 -> B = [0 1 -1; 1 1 1; -1 1 -2]",
+}
+
+
+@pytest.mark.slow
+@pytest.mark.parametrize(
+    ("name", "without"),
+    [("lopsided", ["offsets"]), ("crowded", ["sequential_parks", "spanning_parks"])],
+)
+def test_two_kernel_binary_filters_fit_only_with_offset_binary_or_parks(monkeypatch, name, without):
+    """Two 3x3 kernels of a binary image (fuzz campaign 0's filters 7 and 60) fit the device only in offset
+    binary (narrower running sums) or with the bits at the crowded moves parked in R12 and FLAG; without
+    those, every plan needs more DREGs than the PE has. Both programs are exact."""
+    text = f"option mode = digital\noption input_bits = 1\n{TWO_KERNELS[name]}"
+    result = cain.compile(text, budget=300)
+    digital.verify_digital(result.digital, seed=4)
+    filt = cain.read_filters(text)[0]
+    image = np.random.default_rng(2).integers(0, 2, size=(12, 12))
+    for got, goal in zip(result.simulate(image), filt.final_goals(), strict=True):
+        want = sum(c * shift(image, (x, y)) for (x, y, _), c in goal)
+        assert (got[2:-2, 2:-2] == want[2:-2, 2:-2]).all()
+    for what in without:
+        if what == "offsets":
+            monkeypatch.setattr("cain.search.digital.OFFSET", [])
+        else:
+            monkeypatch.setattr(digital, what, lambda *_: iter(()))
+    with pytest.raises(dreg_alloc.DigitalAllocationError):
+        cain.compile(text, budget=300)
