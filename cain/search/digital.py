@@ -136,7 +136,7 @@ def plane_program(filt: Filter, encoding: Encoding) -> DigitalProgram | None:
     split = plan_filter(filt, encoding, planes=True)
     assert split.encoding is not None
     lowered = Lowered(split, split.encoding)
-    plans = [plane_plan(split, last) for last in (False, True)]
+    plans = [plane_plan(split, last, top) for top in (False, True) for last in (False, True)]
     program = lowered.fewest(plans, PLAIN) or lowered.fewest(plans, OFFSET)
     if program is None:
         return None

@@ -46,8 +46,8 @@ def test_the_plane_plan_computes_the_kernels_on_the_planes(weights, bits, width)
     for goal, kernel in zip(split.final_goals(), filt.final_goals(), strict=True):
         assert len(goal) == len(kernel) * bits  # bit k weighs 2^k times the kernel's weight
         assert all(goal.count((x, y, k)) == c << k for (x, y, _), c in kernel for k in range(bits))
-    for origin_last in (False, True):
-        plan = planes.plane_plan(split, origin_last)
+    for origin_last, top_first in itertools.product((False, True), repeat=2):
+        plan = planes.plane_plan(split, origin_last, top_first)
         inputs = [Goal.identity(1, p) for p in range(bits)]
         assert plan.output_goals(inputs) == split.final_goals()
 

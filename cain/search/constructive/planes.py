@@ -1,5 +1,5 @@
 """The bit-plane plan of a digital filter: its inputs split into 1-bit planes, each plane walked once over
-the kernels' positions and added into one running sum per kernel, least significant plane first.
+the kernels' positions and added into one running sum per kernel, least significant plane first (or most).
 
 It is built without search and keeps few bits live across moves: the planes not yet walked, the walker and
 its next position, and the running sums (a sum's low bits are final once the planes below them are added).
@@ -100,18 +100,20 @@ class PlanePlan:
         return self.count - 1
 
 
-def plane_plan(split: Filter, origin_last: bool = False) -> Program:
+def plane_plan(split: Filter, origin_last: bool = False, top_first: bool = False) -> Program:
     """The bit-plane plan of a split filter (`split_filter`): plane after plane, lowest bit first, a walker
     moves over the positions its channel is read at, and each kernel's running sum adds (or subtracts) the
     walker there, doubled to each power of two of the weight's signed digits (doubling is free in DREGs).
     With `origin_last`, the last plane's walker leaves its plane first and comes back to the origin at the
     end: two moves more, and the plane is read once only, so R12 may hold it (`cain.backend.dreg_alloc.park`)
-    and then an output bit."""
+    and then an output bit. With `top_first`, the planes go highest bit first: the running sums then hold
+    no low bits (the high planes' terms have none) while the lower planes wait to be walked."""
     planes = len(split.inputs)
     build = PlanePlan(planes)
     sums: list[int | None] = [None] * len(split.kernels)
     goals = split.final_goals()
     order = sorted(range(planes), key=lambda p: (max(c for _, c in _weights(goals, p)).bit_length(), p))
+    order = order[::-1] if top_first else order
     for p in order:
         weights = _weights(goals, p)
         walker, here = p, (0, 0)
