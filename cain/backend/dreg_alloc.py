@@ -4,6 +4,7 @@ none on the device), and the clear error of how many DREGs a plan needs when the
 
 from __future__ import annotations
 
+from collections import Counter
 from collections.abc import Callable, Iterator, Sequence
 from dataclasses import replace
 
@@ -154,6 +155,10 @@ def allocate(
     return allocated, where
 
 
+Parked = tuple[list[Word], dict[str, str], list[str]]
+"""The words with bits parked, each parked value's register, and the outputs (`Parking.result`)."""
+
+
 class Parking:
     """Words with bits moved out of the scan's DREGs, into R12 (written only where R0 = 1: `SET(R0)` and a
     `MOV`) or FLAG (written by `WHERE`; the kernel then ends with `ALL()`, as analogue words expect FLAG):
@@ -200,14 +205,12 @@ class Parking:
         ]
         return min(finished, key=lambda found: found[1], default=None)
 
-    def result(self) -> tuple[list[Word], dict[str, str], list[str]]:
+    def result(self) -> Parked:
         flag = [Word("ALL", ("FLAG",))] if "FLAG" in self.parked.values() else []
         return self.out + self.tail + flag, self.parked, self.outputs
 
 
-def park(
-    words: Sequence[Word], inputs: Sequence[str], outputs: Sequence[str], flag: bool = False
-) -> tuple[list[Word], dict[str, str], list[str]]:
+def park(words: Sequence[Word], inputs: Sequence[str], outputs: Sequence[str], flag: bool = False) -> Parked:
     """The words with bits parked (`Parking`): in R12, the input bit first read the latest, from the start
     until that read, then an output bit; with `flag`, in FLAG the output bit finished first, from then to
     the end."""
@@ -231,59 +234,67 @@ SPANNING = 4
 """Of the bits live at the most crowded moves, how many (the longest-lived) `spanning_parks` tries parking."""
 
 
-def spanning_parks(
+def crowded_moves(
     words: Sequence[Word], inputs: Sequence[str], outputs: Sequence[str], room: int
-) -> Iterator[tuple[list[Word], dict[str, str], list[str]]]:
-    """Parkings to try when `park`'s do not fit: of the bits live at the moves where more than `room` bits
-    are live (those live across the most such moves first), one in R12 or FLAG when one more bit is live
-    there, else one in each; each from its definition to its last read."""
+) -> list[tuple[list[str], int]]:
+    """At each move where more than `room` bits are live (the bit moved in among them): the bits live across
+    it, and how many are too many."""
     last = _last_uses(words, outputs)
-    defined = {d: i for i, w in enumerate(words) for d in w.dests}
-    live = {b for b in inputs if b in last}
-    spans: dict[str, int] = {}
-    over = 0
-    for i, w in enumerate(words):
-        new = {d for d in w.dests if d.startswith("%")}
-        if w.kind == "DNEWS0" and len(live | new) > room:
-            over = max(over, len(live | new) - room)
-            for b in live:
-                spans[b] = spans.get(b, 0) + 1
-        live = {b for b in live | new if last.get(b, -1) > i}
-    ranked = sorted(spans, key=lambda b: (-spans[b], -(last[b] - defined.get(b, -1)), b))[:SPANNING]
-    masked = next(iter(MASKED))
-    if over <= 1:
-        choices = [[(b, masked)] for b in ranked] + [[(b, "FLAG")] for b in ranked]
-    else:
-        choices = [[(b, masked), (c, "FLAG")] for b in ranked for c in ranked if b != c]
-    for choice in choices:
-        parking = Parking(words, outputs)
-        for b, register in choice:
-            name = parking.outputs[parking.outputs.index(b)] if b in parking.outputs else b
-            at = 0 if b not in defined else 1 + next(i for i, w in enumerate(parking.out) if b in w.dests)
-            parking.put(name, at, register)
-        yield parking.result()
-
-
-def sequential_parks(
-    words: Sequence[Word], inputs: Sequence[str], outputs: Sequence[str], room: int
-) -> Iterator[tuple[list[Word], dict[str, str], list[str]]]:
-    """Parkings to try when `spanning_parks`' do not fit: at each move where more than `room` bits are live,
-    in order, as many of them parked as are too many, each from its definition to its last read, in R12 or
-    FLAG once the bit parked there before is read no more; the bit read the latest first, or the earliest."""
-    last = _last_uses(words, outputs)
-    defined = {d: i for i, w in enumerate(words) for d in w.dests}
     live = {b for b in inputs if b in last}
     crowded = []
     for i, w in enumerate(words):
         new = {d for d in w.dests if d.startswith("%")}
         if w.kind == "DNEWS0" and len(live) + len(new) > room:
-            crowded.append((i, sorted(live), len(live) + len(new) - room))
+            crowded.append((sorted(live), len(live) + len(new) - room))
         live = {b for b in live | new if last.get(b, -1) > i}
+    return crowded
+
+
+def parked_from_definition(words: Sequence[Word], outputs: Sequence[str], choice: dict[str, str]) -> Parked:
+    """Each bit of `choice` parked in its register from just after the word defining it (an input from the
+    start) to its last read."""
+    parking = Parking(words, outputs)
+    defined = {d: i for i, w in enumerate(words) for d in w.dests}
+    for b in sorted(choice, key=lambda b: defined.get(b, -1)):
+        at = 0 if b not in defined else 1 + next(i for i, w in enumerate(parking.out) if b in w.dests)
+        parking.put(b, at, choice[b])
+    return parking.result()
+
+
+def spanning_parks(
+    words: Sequence[Word], inputs: Sequence[str], outputs: Sequence[str], room: int
+) -> Iterator[Parked]:
+    """Parkings to try when `park`'s do not fit: of the bits live at the moves where more than `room` bits
+    are live (those live across the most such moves first), one in R12 or FLAG when one more bit is live
+    there, else one in each; each from its definition to its last read."""
+    last = _last_uses(words, outputs)
+    defined = {d: i for i, w in enumerate(words) for d in w.dests}
+    crowded = crowded_moves(words, inputs, outputs, room)
+    spans = Counter(b for bits, _ in crowded for b in bits)
+    ranked = sorted(spans, key=lambda b: (-spans[b], -(last[b] - defined.get(b, -1)), b))[:SPANNING]
+    masked = next(iter(MASKED))
+    if max((over for _, over in crowded), default=0) <= 1:
+        choices = [{b: register} for register in (masked, "FLAG") for b in ranked]
+    else:
+        choices = [{b: masked, c: "FLAG"} for b in ranked for c in ranked if b != c]
+    for choice in choices:
+        yield parked_from_definition(words, outputs, choice)
+
+
+def sequential_parks(
+    words: Sequence[Word], inputs: Sequence[str], outputs: Sequence[str], room: int
+) -> Iterator[Parked]:
+    """Parkings to try when `spanning_parks`' do not fit: at each move where more than `room` bits are live,
+    in order, as many of them parked as are too many, each from its definition to its last read, in R12 or
+    FLAG once the bit parked there before is read no more; the bit read the latest first, or the earliest."""
+    last = _last_uses(words, outputs)
+    defined = {d: i for i, w in enumerate(words) for d in w.dests}
+    crowded = crowded_moves(words, inputs, outputs, room)
     masked = next(iter(MASKED))
     for latest in (True, False):
         free = {masked: -1, "FLAG": -1}  # the last read of the bit parked there
         chosen: dict[str, str] = {}
-        for _, bits, over in crowded:
+        for bits, over in crowded:
             over -= sum(b in chosen for b in bits)
             while over > 0:
                 options = [
@@ -298,8 +309,4 @@ def sequential_parks(
             if over > 0:
                 break
         else:
-            parking = Parking(words, outputs)
-            for b in sorted(chosen, key=lambda b: defined.get(b, -1)):
-                at = 0 if b not in defined else 1 + next(i for i, w in enumerate(parking.out) if b in w.dests)
-                parking.put(b, at, chosen[b])
-            yield parking.result()
+            yield parked_from_definition(words, outputs, chosen)
