@@ -155,6 +155,8 @@ def value_proof(filt: Filter, encoding: Encoding) -> tuple[str, int, str] | None
     if all((x, y) == (0, 0) for goal in goals for (x, y, _), _ in goal):
         return None
     bits, which = move_bits(encoding)
+    if sum(encoding.width(goal)[0] for goal in goals) <= bits:
+        return None  # the outputs' own bits are never more values than that (a file larger than the device's)
     enough = 1 << bits
     most = values(goals, encoding, enough)
     if most <= enough:

@@ -592,3 +592,18 @@ def test_two_kernel_binary_filters_fit_only_with_offset_binary_or_parks(monkeypa
             monkeypatch.setattr(digital, what, lambda *_: iter(()))
     with pytest.raises(dreg_alloc.DigitalAllocationError):
         cain.compile(text, budget=300)
+
+
+def test_the_value_proof_does_not_count_when_the_outputs_bits_fit_after_the_last_move(monkeypatch):
+    """On a DREG file larger than the device's (the benchmarks' hypothetical file), the outputs' own bits are
+    fewer than a PE holds after its last move, so no proof can come of counting their values: none is tried
+    (the Sobel pair of 8-bit images took a minute to count)."""
+    filt = cain.read_filters(SOBEL)[0]
+    wide = replace(filt.encoding, dregs=DATA_DREGS + tuple(f"R{i}" for i in range(13, 70)))
+
+    def never(*_):
+        raise AssertionError("counted")
+
+    monkeypatch.setattr(digital_bound, "values", never)
+    assert digital_bound.value_proof(filt, wide) is None
+    assert digital_bound.proven_no_fit(filt, filt.encoding) is not None  # on the device: the outputs' 21 bits
