@@ -550,6 +550,7 @@ def test_plans_lowered_in_offset_binary_are_exact_and_keep_no_more_bits_live(nam
         assert peaks[1] < peaks[0]
 
 
+@pytest.mark.slow
 def test_an_input_bit_that_is_also_an_output_bit_and_is_parked_still_arrives_in_its_dreg():
     """fuzz0_264's bit 0 of K0 is the input's bit 0; parked in R12, it was named as the input's register
     too, so the program read its input from R12 (random) and failed verification. Inputs arrive where they
