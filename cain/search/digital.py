@@ -78,24 +78,26 @@ class Lowered:
 
     def cheapest(self, plan: Program) -> DigitalProgram | None:
         """The fewest-ICW program of `plan`: in its own order or `schedule`'s, else (when neither fits) with
-        its words reordered bit plane by bit plane, else both again in offset binary."""
+        its words reordered bit plane by bit plane, else both again in offset binary. A reordered variant's
+        words are in its own order, so it lowers the plan's own order only."""
         orders = (plan, schedule(plan, self.encoding))
-        return self.fewest(orders, PLAIN) or self.fewest(orders, REORDERED) or self.fewest(orders, OFFSET)
 
-    def fewest(self, orders: Sequence[Program], variants: Sequence[Any]) -> Any:
-        """The lowest-ranked program among each plan order lowered with each variant (`lower`); a reordered
-        variant's words are in its own order, so the plan's first order only (it breaks ties)."""
+        def tries(variants: Sequence[Variant]) -> list[tuple[Program, Variant]]:
+            return [(o, v) for v in variants for o in (orders[:1] if v[0] is not None else orders)]
+
+        return self.fewest(tries(PLAIN)) or self.fewest(tries(REORDERED)) or self.fewest(tries(OFFSET))
+
+    def fewest(self, tries: Sequence[tuple[Program, Any]]) -> Any:
+        """The lowest-ranked program of the plans lowered with their variants (`lower`); the first on ties."""
         best = None
-        for variant in variants:
-            reordered = isinstance(variant, tuple) and callable(variant[0])
-            for ordered in orders[:1] if reordered else orders:
-                try:
-                    program = self.lower(ordered, variant)
-                except CainError as e:
-                    self.failures.append(e)
-                    continue
-                if best is None or self.rank(program) < self.rank(best):
-                    best = program
+        for plan, variant in tries:
+            try:
+                program = self.lower(plan, variant)
+            except CainError as e:
+                self.failures.append(e)
+                continue
+            if best is None or self.rank(program) < self.rank(best):
+                best = program
         return best
 
     def lower(self, plan: Program, variant: Any) -> DigitalProgram:
@@ -137,7 +139,8 @@ def plane_program(filt: Filter, encoding: Encoding) -> DigitalProgram | None:
     assert split.encoding is not None
     lowered = Lowered(split, split.encoding)
     plans = [plane_plan(split, last, top) for top in (False, True) for last in (False, True)]
-    program = lowered.fewest(plans, PLAIN) or lowered.fewest(plans, OFFSET)
+    program = lowered.fewest([(plan, v) for plan in plans for v in PLAIN])
+    program = program or lowered.fewest([(plan, v) for plan in plans for v in OFFSET])
     if program is None:
         return None
     regs = iter(r for _, (r,) in program.inputs)

@@ -37,7 +37,7 @@ class Lowered(digital.Lowered):
         self.sp = sp
 
     def cheapest(self, plan: Program) -> SuperpixelProgram | None:
-        return self.fewest((plan, schedule(plan, self.encoding)), STRATEGIES)
+        return self.fewest([(o, s) for o in (plan, schedule(plan, self.encoding)) for s in STRATEGIES])
 
     def lower(self, plan: Program, strategy: Any) -> SuperpixelProgram:
         return superpixel_program(plan, self.filt, self.sp, strategy)
