@@ -449,11 +449,13 @@ def allocated(
 ) -> tuple[list[Word], dict[str, str]]:
     """`words` allocated on `dregs` (`cain.backend.dreg_alloc.allocate`), and the register of every virtual
     bit: temporaries in the direction flags only when the data DREGs are full, else whenever they are free,
-    else (when R0 is free for data) with bits parked in R12, then in R12 and FLAG (`park`). The first error
-    when none fits; at once when more bits live at a move than the data DREGs, R12 and FLAG can hold."""
+    else (when R0 is free for data) with bits parked in R12 and FLAG (`park`, then `spanning_parks` and
+    `sequential_parks`). The first error when none fits; at once when more bits live at a move than the data
+    DREGs, R12 and FLAG can hold."""
+    inputs, room = list(pinned), len({*dregs, *pinned.values()})
     parkable = "R0" in dregs and "R12" not in dregs
-    if move_peak(words, list(pinned), out_bits) > len({*dregs, *pinned.values()}) + 2 * parkable:
-        peak = live_peak(words, list(pinned), out_bits)
+    if move_peak(words, inputs, out_bits) > room + 2 * parkable:
+        peak = live_peak(words, inputs, out_bits)
         raise DigitalAllocationError(too_many(peak), peak)
     first = None
     for flags_first in (False, True):
@@ -462,9 +464,9 @@ def allocated(
         except DigitalAllocationError as e:
             first = first or e
     parkings = chain(
-        (park(words, list(pinned), out_bits, flag) for flag in (False, True)),
-        spanning_parks(words, list(pinned), out_bits, len({*dregs, *pinned.values()})),
-        sequential_parks(words, list(pinned), out_bits, len({*dregs, *pinned.values()})),
+        (park(words, inputs, out_bits, flag) for flag in (False, True)),
+        spanning_parks(words, inputs, out_bits, room),
+        sequential_parks(words, inputs, out_bits, room),
     )
     for parked_words, parked, parked_outputs in parkings if parkable else ():
         for flags_first in (False, True):
