@@ -2,6 +2,7 @@
 (digital-plane words), listed
 by `get_all_dialects` as xDSL lists its own; `register_dialects` loads them into a context."""
 
+import re
 from collections.abc import Callable
 
 from cain.dialects.dreg import DregDialect
@@ -12,8 +13,14 @@ from xdsl.context import Context
 from xdsl.dialects import get_all_dialects as get_xdsl_dialects
 from xdsl.dialects.builtin import Builtin
 from xdsl.ir import Dialect
+from xdsl.utils.mlir_lexer import MLIRLexer
 
 DIALECTS: tuple[Dialect, ...] = (GoalDialect, Scamp5Dialect, DregDialect)
+
+# xDSL 0.74's lexer matches a string literal by a repeat inside a repeat, `"(?:[^"...]+|\\...)*"`, which
+# backtracks exponentially on a quote left open before a long line (a mangled IR file hung `cain-opt`).
+# The same strings, each character matched once:
+MLIRLexer._unescaped_characters_regex = re.compile(r'"(?:[^"\\\n\v\f]|\\(?:["nt\\]|[0-9A-Fa-f]{2}))*"')
 
 
 def get_all_dialects() -> dict[str, Callable[[], Dialect]]:

@@ -182,6 +182,24 @@ def test_mangled_input_gives_a_one_line_error_not_a_traceback(case):
             assert f"mangled.{extension}:" in err  # the readers locate what they reject
 
 
+def test_a_string_left_open_before_a_long_line_is_a_quick_error():
+    """A quote left open in IR, before a long line, as the mangled-input test once made it: xDSL's lexer
+    took time exponential in the line's length (this one would take years); Cain's lexer rule answers at
+    once, with the reader's one-line error. In a process of its own, so that a regression fails on the
+    timeout instead of hanging the suite."""
+    import subprocess
+    import sys
+
+    text = 'builtin.module {\n  "goal.filter"() {name = "open' + " abcxyz" * 20 + "\n}\n"
+    with tempfile.TemporaryDirectory() as tmp:
+        path = Path(tmp) / "open.mlir"
+        path.write_text(text)
+        run = [sys.executable, "-c", "import sys; from cain.cli import main; sys.exit(main(sys.argv[1:]))"]
+        done = subprocess.run([*run, str(path)], capture_output=True, text=True, timeout=30)
+    assert done.returncode == 1
+    assert "Traceback" not in done.stderr and "open.mlir:" in done.stderr
+
+
 LONG_CASES = {f"fuzz_{n}" for n in ("9_70", "9_18", "9_21", "9_72", "9_53", "3_101", "9_56", "2_45")}
 """Kept cases of 10 to 70 s each, run on request (`pytest -m long`, or `python -m benchmarks.fuzz
 --regressions` for every kept case); their kinds stay in the suite: four two-channel kernels in five
