@@ -201,8 +201,8 @@ def test_a_kernels_repeated_sub_pattern_is_an_early_add3():
     filt = parse_filter("filter t\ninput A\noutput k0 -> A = 1/8 [1 1 1; 1 -8 1; 1 1 1]\n", "t")
     (kernel,) = (atoms.from_goal(g) for g in filt.final_goals())
     inputs = [atoms.from_goal(Goal.identity(filt.depth))]
-    rows = [goal([1, 1, 1], [0, 0, 0], [0, 0, 0]), goal([0, 0, 0], [0, 0, 0], [1, 1, 1])]
-    rows.append(goal([0, 0, 0], [1, -8, 1], [0, 0, 0]))
+    top, bottom = goal([1, 1, 1], [0, 0, 0], [0, 0, 0]), goal([0, 0, 0], [0, 0, 0], [1, 1, 1])
+    rows = [top, bottom, goal([0, 0, 0], [1, -8, 1], [0, 0, 0])]
     space = Space("all", depth=filt.depth, registers=6, inputs=inputs, kernels=[kernel])
     want = sorted(space.intern(atoms.from_goal(g)) for g in rows)
     pairs = [p for _, p, _ in space.pairs(space.bag([kernel]), 40)]

@@ -748,9 +748,8 @@ class Space:
         """Each pair `form(lowers) -> upper` of `candidates` (form, directions, lowers) onto `options`, with
         its tier and cheap estimate (the heuristic's per-goal terms of the goals that change), unless its
         child needs more registers than exist; `repeated`: `add3`s of a kernel's repeated sub-pattern
-        (`DERIVES`).
-        It runs for every candidate of every node: the tables it reads are bound once per batch of
-        candidates."""
+        (`DERIVES`). It runs for every candidate of every node: the tables it reads are bound once per
+        batch of candidates."""
         rest_set, rest_pats, n_rest, u = upper.rest_set, upper.rest_pats, len(upper.rest), upper.u
         registers, tot, dist, pat = self.registers, self.tot, self.dist, self.pat
         tiered, base, rest = upper.tiered, upper.base, upper.rest
