@@ -221,7 +221,7 @@ def test_rounds_from_the_best_plans_path_rebuild_its_prefix_and_hand_over(name):
     """`restart_from_plan`: a round starts on the best plan's path with the plan's prefix (so a plan found
     from there is whole), and a round that exhausts its part of the space does not end the search."""
     f = example(name)
-    cfg = SearchConfig(node_budget=2000, restart=40, restart_from_plan=True, progress=False)
+    cfg = SearchConfig(node_budget=1500, restart=40, restart_from_plan=True, progress=False)
     w = worker.Worker(f, cfg, f.registers)
     starts = []
     traverse = w._round
@@ -239,5 +239,5 @@ def test_rounds_from_the_best_plans_path_rebuild_its_prefix_and_hand_over(name):
     w._round = spy
     stopped = w.run()
     assert starts
-    assert stopped == "optimal" or (stopped == "nodes" and w.nodes >= 2000)
+    assert stopped == "optimal" or (stopped == "nodes" and w.nodes >= 1500)
     check(w.best, f)

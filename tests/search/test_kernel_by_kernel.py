@@ -23,9 +23,9 @@ output k2 -> C = 1/8 [8 3 3; 6 4 7; 7 5 1]
 
 AGAIN_KERNELS = """filter again
 input A
-output k0 -> A = 1/8 [1 1 5; 7 1 4; 3 8 7]
-output k1 -> B = 1/8 [5 4 2; 8 3 4; 3 3 5]
-output k2 -> C = 1/8 [1 4 1; 7 1 5; 3 6 4]
+output k0 -> A = 1/8 [0 6 5; 0 6 1; 3 3 7]
+output k1 -> B = 1/8 [4 5 1; 4 4 1; 8 0 0]
+output k2 -> C = 1/8 [6 8 6; 7 5 3; 1 6 3]
 """
 
 

@@ -14,7 +14,6 @@ from __future__ import annotations
 
 import itertools
 import random
-from collections.abc import Sequence
 from dataclasses import dataclass
 from typing import NamedTuple
 
@@ -25,8 +24,7 @@ from cain.search.goals.atoms import Atoms
 ELIMINATES, DERIVES, OTHER = 0, 1, 2
 """Tiers of pairs, tried in this order whatever the heuristic says: a pair whose lowers are all in the
 goal-bag already (it removes a goal for one instruction); a pair whose new lowers are moved or halved
-copies of goals of the bag (made from them by moves and divisions alone), or an `add3` of a kernel's
-repeated sub-pattern, its moved copy and the rest (the pattern is made once); any other pair."""
+copies of goals of the bag (made from them by moves and divisions alone); any other pair."""
 TIERED_POSITIONS = 3
 """Only pairs whose upper goal has at least this many positions are tiered (the others are `OTHER`): among
 small goals such coincidences are common and carry little, and ranking them first lengthened the plans
@@ -37,8 +35,7 @@ OVERLAP_WORK = 60_000
 most frequent translations, so one node's pair generation stays bounded whatever the kernel's size."""
 
 TRIPLES = 12
-"""Three-way splits of a goal kept for `add3` (`Space.triples`), the cheapest by the heuristic; a kernel
-keeps every split of a repeated sub-pattern besides."""
+"""Three-way splits of a goal kept for `add3` (`Space.triples`), the cheapest by the heuristic."""
 SHARED_TRIPLES = 8
 """Per goal of the bag that shares atoms with the upper goal, how many of the rest's best splits make
 three-way splits with the shared part (`Space.shared_triples`)."""
@@ -194,7 +191,6 @@ class Space:
         scaled_relations: int = 0,
         scaled_patterns: bool = False,
         only: frozenset[str] | None = None,
-        kernels: Sequence[Atoms] = (),
     ):
         self.prescore = 4
         """Candidates scored exactly per child kept (the rest are dropped on the cheap estimate)."""
@@ -245,8 +241,6 @@ class Space:
         """`cost` by goal-bag: a third of the children a traversal scores were scored before."""
         self.inputs = [self.intern(g) for g in inputs]
         self.input_set = frozenset(self.inputs)
-        self.kernels = frozenset(self.intern(g) for g in kernels)
-        """The filter's kernels: their repeated sub-patterns are its designed symmetries (`triples`)."""
         self.zero = self.intern(atoms.ZERO)
         self._derive_forms()
 
@@ -525,32 +519,26 @@ class Space:
         self._splits[u] = s
         return s
 
-    def triples(self, u: int) -> tuple[list[tuple[int, int, int]], list[tuple[int, int, int]]]:
-        """Three-way splits for a three-operand add (memoised), cheapest first: for a kernel, each repeated
-        sub-pattern with its moved copy and the rest, q + shift(q, t) + r (all of them, as Cain-Java offers
-        them: the kernel's own symmetries, where in its parts such repeats are mostly chance); and the best
-        `TRIPLES` others, of a repeated sub-pattern (not a kernel's) or of a split's part."""
+    def triples(self, u: int) -> list[tuple[int, int, int]]:
+        """Three-way splits for a three-operand add: q + shift(q, t) + r, and splits of a split's part."""
         s = self._triples.get(u)
         if s is not None:
             return s
-        repeated, split = set(), set()
+        goal = self.goal_of[u]
+        out = set()
         if self.tot[u] >= 3:
             for q, t, r in self._self_overlaps(u):
                 if r:
-                    parts = (self.intern(q), self.intern(atoms.shift(q, *t)), self.intern(r))
-                    repeated.add(tuple(sorted(parts)))
+                    out.add(tuple(sorted((self.intern(q), self.intern(atoms.shift(q, *t)), self.intern(r)))))
             for a, b in self.splits(u)[:8]:
                 for big, small in ((a, b), (b, a)):
                     for c, e in self.splits(big)[:4] if self.tot[big] >= 2 else ():
-                        split.add(tuple(sorted((c, e, small))))
-
-        def cheapest(ts: set[tuple[int, int, int]]) -> list[tuple[int, int, int]]:
-            scored = sorted((self.cost(t), t) for t in ts if len(set(t)) == 3 and self.zero not in t)
-            return [t for _, t in scored]
-
-        if u not in self.kernels:
-            split, repeated = split | repeated, set()
-        s = cheapest(repeated), cheapest(split - repeated)[:TRIPLES]
+                        t3 = tuple(sorted((c, e, small)))
+                        if len(set(t3)) == 3:
+                            out.add(t3)
+        scored = sorted((self.cost(t), t) for t in out if len(set(t)) == 3 and self.zero not in t)
+        s = [t for _, t in scored[:TRIPLES]]
+        del goal
         self._triples[u] = s
         return s
 
@@ -736,20 +724,18 @@ class Space:
                 add(upper, self.other_forms(others, bag_set, by_tpat), options)
         sums = [f for f in self.ternary if all(f.signs[i] == 1 and not f.shifted[i] for i in range(3))]
         if sums:  # the basic set has no `add3`: no three-way splits made for nothing
-            repeated, triples = self.triples(u)
+            triples = self.triples(u)
             if len(bag) > 1:
                 shared = [t for g in bag if g != u for t in self.shared_triples(u, g)]
-                triples = [t for t in dict.fromkeys(triples + shared) if t not in repeated]
+                triples = list(dict.fromkeys(triples + shared))
             for f in sums:
-                add(upper, [(f, (), t) for t in repeated], options, repeated=True)
                 add(upper, [(f, (), t) for t in triples], options)
 
-    def _add_options(self, upper: _Upper, candidates, options: list[Option], repeated: bool = False) -> None:
+    def _add_options(self, upper: _Upper, candidates, options: list[Option]) -> None:
         """Each pair `form(lowers) -> upper` of `candidates` (form, directions, lowers) onto `options`, with
         its tier and cheap estimate (the heuristic's per-goal terms of the goals that change), unless its
-        child needs more registers than exist; `repeated`: `add3`s of a kernel's repeated sub-pattern
-        (`DERIVES`). It runs for every candidate of every node: the tables it reads are bound once per
-        batch of candidates."""
+        child needs more registers than exist. It runs for every candidate of every node: the tables it
+        reads are bound once per batch of candidates."""
         rest_set, rest_pats, n_rest, u = upper.rest_set, upper.rest_pats, len(upper.rest), upper.u
         registers, tot, dist, pat = self.registers, self.tot, self.dist, self.pat
         tiered, base, rest = upper.tiered, upper.base, upper.rest
@@ -787,8 +773,6 @@ class Space:
                 tier = OTHER
             elif size == n_rest:
                 tier = ELIMINATES
-            elif repeated:
-                tier = DERIVES
             else:
                 tier = self._tier(upper, form, lowers)
             options.append(_make_option(Option, (tier, q, len(options), form, dirs, u, lowers, rest)))

@@ -107,7 +107,6 @@ def worker_space(filt: Filter, cfg: SearchConfig, registers: int, index: int = 0
         scaled_relations=cfg.scaled_relations,
         scaled_patterns=cfg.scaled_patterns != (variant in (1, 3)),
         only=cfg.only,
-        kernels=[atoms.from_goal(g) for g in filt.final_goals()],
     )
 
 
