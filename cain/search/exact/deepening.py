@@ -410,11 +410,6 @@ class ExactSearch:
         """The distinct lowers that are new to the bag and outside the forward table."""
         return len({lo for lo in lowers if lo not in known and lo not in self._reach})
 
-    def _held(self, part: atoms.Atoms, known: set[int]) -> bool:
-        """Whether the goal `part` is in the forward table or among `known`."""
-        i = self.space.id_of.get(part)
-        return i is not None and (i in self._reach or i in known)
-
     def _remember(self, table: dict, key, got: list) -> None:
         """Memoise `got` in `table`, first emptying the per-goal memos when they would pass `MEMO_ITEMS`."""
         self._held_items += len(got)
@@ -430,88 +425,100 @@ class ExactSearch:
         got = self._parts.get(u)
         if got is None:
             goal = self.space.goal_of[u]
-            parts = ((p, atoms.sub(goal, p)) for p in self._sub_multisets(goal))
+            parts = self._splits(goal)
             if math.prod(abs(c) + 1 for *_, c in goal) > MEMO_ITEMS:
                 return parts
             got = list(parts)
             self._remember(self._parts, u, got)
         return got
 
-    def _offsets_near(self, part: atoms.Atoms, f: Form, i: int, known: set[int], known_at: dict):
-        """The offsets of form `f` at which term `i` holding `part` reads a goal of the forward table or
-        of `known` (`known_at`: its goals' anchors by pattern), with their directions."""
-        if f.signs[i] < 0:
-            part = atoms.neg(part)
-        if not f.shifted[i]:
-            if self._held(part, known):
-                yield from f.offsets
-            return
-        ax, ay = part[0][:2]
-        pattern = atoms.pattern(part)
-        at = self._anchors.get(pattern, ())
-        kat = known_at.get(pattern, ())
-        for dirs, (dx, dy) in f.offsets:
-            if (ax - dx, ay - dy) in at or (ax - dx, ay - dy) in kat:
-                yield dirs, (dx, dy)
+    def _view(self, part: atoms.Atoms, sign: int):
+        """What `part` (negated for sign -1) looks like to the forward table: whether the table holds it,
+        its first atom's position, and the positions of the first atoms of the table's goals of its pattern;
+        None when it neither holds it nor anything of its pattern."""
+        p = part if sign > 0 else atoms.neg(part)
+        at = self._anchors.get(atoms.pattern(p))
+        if at is None:
+            return None
+        return self.space.id_of.get(p) in self._reach, p[0][:2], at
 
     def _near_steps(self, u: int, out: int, make) -> list:
-        """`make(u, set(), out)`'s steps computing `u` with at most `out` operands outside the forward
+        """`make(u, out)`'s steps computing `u` with at most `out` operands outside the forward
         table (`_binary_near` or `_ternary_near`, memoised per horizon)."""
         key = (u, out, make.__name__)
         got = self._near.get(key)
         if got is None:
-            got = list(make(u, set(), out))
+            got = list(make(u, out))
             self._remember(self._near, key, got)
         return got
 
-    def _binary_near(self, u: int, known: set[int], out: int):
+    def _binary_near(self, u: int, out: int):
         """The two-operand steps computing `u` with at most `out` (0 or 1) operands outside the forward
-        table and `known`: one operand found by its pattern, the other checked when `out` is 0."""
-        known_at: dict = {}
-        for g in known:
-            goal = self.space.goal_of[g]
-            if goal:
-                known_at.setdefault(atoms.pattern(goal), set()).add(goal[0][:2])
+        table: one operand found by its pattern, the other checked when `out` is 0."""
+        reach = self._reach
         for part, rest in self._sub_parts(u):
             self._check_budget()
+            views = {1: self._view(part, 1), -1: self._view(part, -1)}
+            if views[1] is None and views[-1] is None:
+                continue
             for f in self.space.binary:
                 for i in (0,) if f.symmetric else (0, 1):
+                    view = views[f.signs[i]]
+                    if view is None:
+                        continue
+                    held, (ax, ay), at = view
+                    if not f.shifted[i]:
+                        if not held:
+                            continue
+                        near = f.offsets
+                    else:
+                        near = [(dirs, (dx, dy)) for dirs, (dx, dy) in f.offsets if (ax - dx, ay - dy) in at]
                     parts = (part, rest) if i == 0 else (rest, part)
-                    for dirs, off in self._offsets_near(part, f, i, known, known_at):
+                    for dirs, off in near:
                         lowers = self._lowers(f, dirs, off, parts)
-                        if out or all(lo in self._reach or lo in known for lo in lowers):
+                        if out or all(lo in reach for lo in lowers):
                             yield f, dirs, lowers
 
-    def _ternary_near(self, u: int, known: set[int], out: int):
+    def _ternary_near(self, u: int, out: int):
         """The three-operand steps computing `u` with at most `out` (below 3) operands outside the
-        forward table and `known`: the first found among the sub-multisets of `u`."""
+        forward table: the first found among the sub-multisets of `u`."""
         space = self.space
-        goal = space.goal_of[u]
-        held = [p for p, _ in self._sub_parts(u) if self._held(p, known)]
+        reach = self._reach
+        held = [(p, rest) for p, rest in self._sub_parts(u) if space.id_of.get(p) in reach]
         for f in space.ternary:
             if not all(s == 1 and not sh for s, sh in zip(f.signs, f.shifted, strict=True)):
                 raise CainError(f"exact search: no reverse form for the three-operand macro {f.macro}")
-            for a in held:
-                w = atoms.sub(goal, a)
+            for a, w in held:
                 self._check_budget()
                 # a second operand in the table is one of `u`'s held parts: fewer than all of `w`'s parts
-                second = self._sub_multisets(w) if out >= 2 else (b for b in held if atoms.contains(w, b))
-                for b in second:
-                    if b == w:
-                        continue
-                    c = atoms.sub(w, b)
-                    if out < 1 and not self._held(c, known):
+                if out >= 2:
+                    second = self._splits(w)
+                else:
+                    second = ((b, atoms.sub(w, b)) for b, _ in held if b != w and atoms.contains(w, b))
+                for b, c in second:
+                    if out < 1 and space.id_of.get(c) not in reach:
                         continue
                     yield f, (), (space.intern(a), space.intern(b), space.intern(c))
 
     def _sub_multisets(self, goal: atoms.Atoms):
         """Every non-empty proper sub-multiset of `goal` (the budget checked at each)."""
-        ranges = [range(abs(c) + 1) for *_, c in goal]
-        for ks in itertools.product(*ranges):
+        return (part for part, _ in self._splits(goal))
+
+    def _splits(self, goal: atoms.Atoms):
+        """(part, rest) for every non-empty proper sub-multiset `part` of `goal`, `rest` the remainder (the
+        budget checked at each)."""
+        # per atom, its share of the part and of the rest for each count the part takes (None: no share)
+        choices = []
+        for x, y, z, c in goal:
+            s, n = (1, c) if c > 0 else (-1, -c)
+            choices.append([((x, y, z, s * k) if k else None, (x, y, z, s * (n - k)) if k < n else None)
+                            for k in range(n + 1)])  # fmt: skip
+        for combo in itertools.product(*choices):
             self._check_budget()
-            part = tuple((x, y, z, k if c > 0 else -k) for (x, y, z, c), k in zip(goal, ks, strict=True) if k)
-            if part and part != goal:
-                yield part
+            part = tuple([a for a, _ in combo if a])
+            rest = tuple([b for _, b in combo if b])
+            if part and rest:
+                yield part, rest
 
     @staticmethod
     def _three_way(goal: atoms.Atoms):
@@ -601,14 +608,20 @@ class ExactSearch:
                     continue
                 child = list(rest)
                 share = False
-                copies = form.copies(lowers)
-                for i, lo in enumerate(lowers):
-                    have = rest_counts.get(lo, 0)
-                    want = 1 + max(k for k, other in zip(copies, lowers, strict=True) if other == lo)
-                    if i == lowers.index(lo) and want > have:
-                        child.extend([lo] * (want - have))
-                    if want > have and i in form.share:
-                        share = True
+                if len(set(lowers)) == len(lowers):  # one copy of each (`form.copies` all 0), most steps
+                    for i, lo in enumerate(lowers):
+                        if not rest_counts.get(lo):
+                            child.append(lo)
+                            share = share or i in form.share
+                else:
+                    copies = form.copies(lowers)
+                    for i, lo in enumerate(lowers):
+                        have = rest_counts.get(lo, 0)
+                        want = 1 + max(k for k, other in zip(copies, lowers, strict=True) if other == lo)
+                        if i == lowers.index(lo) and want > have:
+                            child.extend([lo] * (want - have))
+                        if want > have and i in form.share:
+                            share = True
                 if len(child) + form.need + (0 if share else 1) > R:
                     continue
                 yield from self._emit(seen, (form.macro, dirs, u, lowers), tuple(sorted(child)), limit)
