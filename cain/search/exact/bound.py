@@ -28,6 +28,7 @@ from __future__ import annotations
 
 import math
 from dataclasses import dataclass
+from typing import NamedTuple
 
 from cain.model.filter import Filter
 from cain.model.isa import Macro, instruction_set
@@ -67,6 +68,24 @@ def valuation(goal: Atoms) -> int | None:
     return (g & -g).bit_length() - 1 if g else None
 
 
+class Summary(NamedTuple):
+    """What the bounds read of one goal: its `valuation`, the box of its atoms (min x, max x, min y, max y;
+    None for the zero goal), its positions and its total of absolute counts."""
+
+    valuation: int | None
+    box: tuple[int, int, int, int] | None
+    positions: int
+    mass: int
+
+
+def summary(goal: Atoms) -> Summary:
+    if not goal:
+        return Summary(None, None, 0, 0)
+    xs = [a[0] for a in goal]
+    ys = [a[1] for a in goal]
+    return Summary(valuation(goal), (min(xs), max(xs), min(ys), max(ys)), len(goal), total(goal))
+
+
 def _goal_count(bag: list[Atoms], inputs: set[Atoms], kinds: Kinds) -> int:
     """One instruction per distinct non-input goal and per extra copy (`res2` zeroes two at once)."""
     n = 0
@@ -81,39 +100,60 @@ def _goal_count(bag: list[Atoms], inputs: set[Atoms], kinds: Kinds) -> int:
     return n
 
 
-def _missing_levels(bag: list[Atoms], inputs: set[Atoms]) -> tuple[int, int]:
-    """(levels 2^j below the inputs' lowest that some goal needs, those of them no goal of the bag has)."""
-    top = min((v for g in inputs if (v := valuation(g)) is not None), default=0)
-    levels = {v for g in bag if g not in inputs and (v := valuation(g)) is not None}
+def _missing_levels(bag: list[Summary], inputs: list[Summary]) -> tuple[int, int]:
+    """(levels 2^j below the inputs' lowest that some goal needs, those of them no goal of the bag has);
+    `bag`: its goals that are not inputs."""
+    top = min((s.valuation for s in inputs if s.valuation is not None), default=0)
+    levels = {s.valuation for s in bag if s.valuation is not None}
     low = min(levels, default=top)
     needed = range(low, top)
     return len(needed), sum(1 for j in needed if j not in levels)
 
 
-def _extent(goals: list[Atoms]) -> int:
+def _extent(goals: list[Summary]) -> int:
     """Width plus height of the box of the goals' atoms (0 for none)."""
-    xs = [a[0] for g in goals for a in g]
-    ys = [a[1] for g in goals for a in g]
-    return max(xs) - min(xs) + max(ys) - min(ys) if xs else 0
+    boxes = [s.box for s in goals if s.box is not None]
+    if not boxes:
+        return 0
+    return (
+        max(b[1] for b in boxes)
+        - min(b[0] for b in boxes)
+        + max(b[3] for b in boxes)
+        - min(b[2] for b in boxes)
+    )
 
 
 def bag_bound(bag: list[Atoms], inputs: list[Atoms], kinds: Kinds) -> int:
     """Instructions any program needs to hold every goal of `bag` at once, starting from `inputs` (any
     values: a window of a program starts from what the instructions before it left)."""
     inputs_set = set(inputs)
-    divisions, missing = _missing_levels(bag, inputs_set)
-    goals = _goal_count(bag, inputs_set, kinds) + missing
+    return summary_bound(
+        _goal_count(bag, inputs_set, kinds),
+        [summary(g) for g in bag],
+        [summary(g) for g in bag if g not in inputs_set],
+        [summary(g) for g in inputs],
+        kinds,
+    )
+
+
+def summary_bound(
+    goals: int, bag: list[Summary], made: list[Summary], inputs: list[Summary], kinds: Kinds
+) -> int:
+    """`bag_bound` from the bag's goal count (`_goal_count`) and the summaries of its goals, of those of
+    them that are not inputs (`made`), and of the inputs."""
+    divisions, missing = _missing_levels(made, inputs)
+    goals += missing
     width = _extent(bag + inputs) - _extent(inputs)
-    positions = max((len(g) for g in bag), default=1)
-    spread = max((len(g) for g in inputs), default=1)
+    positions = max((s.positions for s in bag), default=1)
+    spread = max((s.positions for s in inputs), default=1)
     combines = (
         math.ceil(math.log(positions / spread, kinds.fan_in) - 1e-9)
         if positions > spread and kinds.fan_in > 1
         else 0
     )
     if kinds.fan_in > 1:
-        mass = max((total(g) for g in bag), default=0)
-        reach = max((total(g) for g in inputs), default=1)
+        mass = max((s.mass for s in bag), default=0)
+        reach = max((s.mass for s in inputs), default=1)
         grown = 0
         while reach < mass:
             reach *= kinds.fan_in

@@ -35,7 +35,7 @@ from cain.diagnostics import CainError
 from cain.model.filter import Filter
 from cain.model.program import Program
 from cain.search.budget import Budget, OutOfBudget, Stopped, settle
-from cain.search.exact.bound import Kinds, bag_bound
+from cain.search.exact.bound import Kinds, Summary, summary, summary_bound
 from cain.search.exact.symmetry import SYMMETRIES, image
 from cain.search.goals import atoms
 from cain.search.goals.plan import to_program
@@ -115,6 +115,9 @@ class ExactSearch:
         self.root = space.bag(atoms.from_goal(g) for g in filt.final_goals())
         self.inputs = set(space.inputs)
         self.input_goals = [space.goal_of[i] for i in space.inputs]
+        self._summaries: dict[int, Summary] = {}
+        """`cain.search.exact.bound.summary` per goal, for `bound`."""
+        self._input_summaries = [summary(g) for g in self.input_goals]
         self.nodes = 0
         self.failed: dict[tuple[int, ...], int] = {}
         self._binaries: dict[int, list] = {}
@@ -135,6 +138,7 @@ class ExactSearch:
         self._started = False
         self._full = max_horizon == 0
         self._fitting: dict[int, bool] = {}
+        """`_fits` by pattern (`Space.tpat`)."""
         self._operands: dict[tuple[int, ...], list[int]] = {}
         self._reach: set[int] = set()
         """The goals of the forward table and the inputs: a child within its horizon holds no other."""
@@ -153,7 +157,17 @@ class ExactSearch:
         if b is None:
             if len(self._bounds) > self.memo_limit:
                 self._bounds.clear()
-            b = bag_bound([self.space.goal_of[g] for g in bag], self.input_goals, self.kinds)
+            counts: dict[int, int] = {}
+            for g in bag:
+                counts[g] = counts.get(g, 0) + 1
+            made = [self._summary(g) for g in bag if g not in self.inputs]
+            b = summary_bound(
+                self._goal_count(counts),
+                [self._summary(g) for g in bag],
+                made,
+                self._input_summaries,
+                self.kinds,
+            )
             if self.horizon:
                 goals = tuple(sorted({g for g in bag if g not in self.inputs and self.space.goal_of[g]}))
                 b = max(b, self.table.get(goals, self.horizon + 1))
@@ -164,6 +178,12 @@ class ExactSearch:
                     b = max(b, c + i)
             self._bounds[bag] = b
         return b
+
+    def _summary(self, g: int) -> Summary:
+        got = self._summaries.get(g)
+        if got is None:
+            got = self._summaries[g] = summary(self.space.goal_of[g])
+        return got
 
     # -- the forward table ----------------------------------------------------------------------
     def _embeds(self, goal: atoms.Atoms) -> bool:
@@ -259,11 +279,13 @@ class ExactSearch:
         return got
 
     def _fits(self, v: int) -> bool:
-        """Whether the value `v` is non-zero and `_embeds` (memoised)."""
-        ok = self._fitting.get(v)
+        """Whether the value `v` is non-zero and `_embeds` (memoised per pattern: `_embeds` tries every
+        translation)."""
+        pattern = self.space.tpat[v]
+        ok = self._fitting.get(pattern)
         if ok is None:
             goal = self.space.goal_of[v]
-            ok = self._fitting[v] = bool(goal) and self._embeds(goal)
+            ok = self._fitting[pattern] = bool(goal) and self._embeds(goal)
         return ok
 
     def _forward_unary(self, v: int):
@@ -683,7 +705,7 @@ class ExactSearch:
     def _forget(self) -> None:
         """Empty the memos (kept refutations, bounds, steps): once, the first time memory runs short."""
         memos = (self.failed, self._bounds, self._binaries, self._parts, self._near,
-                 self._operands, *self._sym)  # fmt: skip
+                 self._operands, self._summaries, *self._sym)  # fmt: skip
         for memo in memos:
             memo.clear()
         self._held_items = 0
