@@ -27,6 +27,9 @@ class Stopped(StrEnum):
     """The exact search over micro-ops: every length below the given upper bound refuted."""
     IMPOSSIBLE = "impossible"
     """Not run: no program of the goal model fits the registers (`cain.search.exact.full`)."""
+    HANDOFF = "handoff"
+    """The heuristic's plan came within the exact search's reach, which takes the rest of the budget (never the
+    answer of a whole search)."""
     ROUND = "round"
     """One round of a restarting traversal ended (never the answer of a whole search)."""
     ERROR = "error"

@@ -123,7 +123,9 @@ def _search_heuristic(
     """The heuristic search, by one worker or a portfolio; in macros, a short probe first, and when its
     plan is within the exact search's reach (`SearchConfig.exact_reach`), the heuristic with a quarter of
     what is left of the budget (`HEURISTIC_SHARE`), then the exact search (`_prove`) with the rest; else
-    the heuristic, then on a time budget its plan's windows shortened (`_shorten`, `WINDOW_SHARE`)."""
+    the heuristic, then on a time budget its plan's windows shortened (`_shorten`, `WINDOW_SHARE`). One
+    worker on a time budget hands over to the exact search at the quarter all the same when its plan is
+    within reach by then (the probe's plan can be longer than the heuristic's first second's)."""
     run = _search_one if cfg.workers == 1 else search_parallel
     if cfg.cost != "macros" or cfg.exact_reach <= 0:
         return run(filt, cfg, names, start, bound if cfg.cost == "macros" else 0)
@@ -151,7 +153,13 @@ def _search_heuristic(
         if timed
         else None,
     )
-    result = run(filt, rest, names, start, bound)
+    if windows and cfg.workers == 1:
+        # a plan the probe missed may come within reach early: then the exact search takes over, as above
+        at = time.perf_counter() + rest.time_budget / (1 - WINDOW_SHARE) * HEURISTIC_SHARE
+        result = _search_one(filt, rest, names, start, bound, handoff=(at, cfg.exact_reach))
+        small = result.stopped == Stopped.HANDOFF
+    else:
+        result = run(filt, rest, names, start, bound)
     result.nodes += probe.nodes
     if probe.program is not None and (result.program is None or probe.program.macros < result.program.macros):
         result.program, result.plan, result.events = probe.program, probe.plan, probe.events
@@ -367,10 +375,16 @@ def _offer_constructive(
 
 
 def _search_one(
-    filt: Filter, cfg: SearchConfig, names: tuple[str, ...], start: float, bound: int = 0
+    filt: Filter,
+    cfg: SearchConfig,
+    names: tuple[str, ...],
+    start: float,
+    bound: int = 0,
+    handoff: tuple[float, int] | None = None,
 ) -> SearchResult:
     worker = Worker(filt, cfg, names)
     worker.floor = bound
+    worker.handoff = handoff
     bar = Progress(progress_enabled(cfg), bound)
 
     def progress(w: Worker, now: float) -> None:

@@ -79,7 +79,7 @@ def test_a_filter_no_program_of_the_model_fits_is_not_searched():
 
 def test_why_a_search_stopped_reads_as_the_word_users_know():
     assert {str(s) for s in Stopped} == {
-        "time", "nodes", "memory", "optimal", "exhausted", "upper", "impossible", "round", "error"
+        "time", "nodes", "memory", "optimal", "exhausted", "upper", "impossible", "handoff", "round", "error"
     }  # fmt: skip
     assert f"within the budget ({Stopped.TIME})" == "within the budget (time)"
     assert Stopped.NODES == "nodes"

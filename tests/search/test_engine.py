@@ -3,6 +3,7 @@ traversals, costs, workers, determinism, options and their errors, and the round
 
 from __future__ import annotations
 
+import time
 from dataclasses import replace
 
 import pytest
@@ -11,6 +12,8 @@ from search_cases import check, example, kernel_filter
 from cain.backend.bus_synth import synthesize
 from cain.diagnostics import CainError
 from cain.search import SearchConfig, search
+from cain.search.budget import Stopped
+from cain.search.config import register_names
 from cain.search.heuristic import worker
 from cain.search.heuristic.worker import BUS_CANDIDATES, BUS_OPTIONS, to_score
 
@@ -241,3 +244,19 @@ def test_rounds_from_the_best_plans_path_rebuild_its_prefix_and_hand_over(name):
     assert starts
     assert stopped == "optimal" or (stopped == "nodes" and w.nodes >= 1500)
     check(w.best, f)
+
+
+@pytest.mark.slow
+def test_one_worker_hands_over_when_its_plan_is_within_reach_at_the_time():
+    """`Worker.handoff`: at its time the worker stops (`handoff`) if its plan is that short, and goes on
+    otherwise (the engine then gives the rest of the budget to the exact search, or not)."""
+    f = example("gauss3x3")
+    cfg = SearchConfig(time_budget=1.5, progress=False)
+    for reach, hands_over in ((100, True), (1, False)):
+        w = worker.Worker(f, cfg, register_names(f, cfg))
+        start = time.perf_counter()
+        w.handoff = (start + 0.3, reach)
+        stopped = w.run()
+        check(w.best, f)
+        assert (stopped == Stopped.HANDOFF) == hands_over
+        assert (time.perf_counter() - start < 1.0) == hands_over

@@ -151,6 +151,9 @@ class Worker:
         """The best plan's goal-bags from the final goals, with their costs and the pairs between them."""
         self.floor = 0
         """A lower bound on the cost: the search stops (`optimal`) once its best plan reaches it."""
+        self.handoff: tuple[float, int] | None = None
+        """(a time, macros): at that time, the search stops (`handoff`) if its best plan has at most that many
+        macros, else goes on."""
         self.budget = Budget()
         """The traversal's budget, set by `run`."""
         self.seconds: float | None = None
@@ -551,6 +554,11 @@ class Worker:
         if not mark:
             return None
         self.next_check = self.nodes + 64
+        if self.handoff is not None and now >= self.handoff[0]:
+            reach = self.handoff[1]
+            self.handoff = None
+            if self.best is not None and self.best.macros <= reach:
+                return Stopped.HANDOFF
         if now >= self.next_memory_check:
             self.next_memory_check = now + 0.1
             settle()
