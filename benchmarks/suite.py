@@ -516,11 +516,9 @@ def search_in_process(
     workers: int,
     seed: int,
     cost: str | None = None,
-    exact: bool = False,
 ) -> Run:
     """One search of `entry` by `tree`'s code in a fresh process (`cost` passed on unless None: a baseline
-    revision may not know it; `exact`: the exact search alone, without CP-SAT), its program verified here
-    and synthesised at bus level by today's bus-synth."""
+    revision may not know it), its program verified here and synthesised at bus level by today's bus-synth."""
     config = {
         "node_budget": budget.nodes,
         "time_budget": budget.seconds,
@@ -530,8 +528,6 @@ def search_in_process(
     }
     if cost is not None:
         config["cost"] = cost
-    if exact:
-        config.update(exact=True, cp_sat=False)
     request = {"source": entry.source, "name": entry.name, "config": config}
     data = _run_in(tree, entry, _RUNNER, request, budget)
     if isinstance(data, Run):
@@ -837,12 +833,6 @@ def main(argv: Sequence[str] | None = None) -> int:
         "bus level); a baseline revision searches with its own default",
     )
     parser.add_argument(
-        "--exact",
-        action="store_true",
-        help="both versions run the exact search alone (search{exact=true, cp-sat=false}: a short heuristic "
-        "prepass, then the goal model's iterative deepening): the time to each filter's proven optimum",
-    )
-    parser.add_argument(
         "--compile",
         action="store_true",
         help="run the default compile (cain.compile: the searches in ICWs and in macros, bus level) instead "
@@ -910,10 +900,8 @@ def main(argv: Sequence[str] | None = None) -> int:
             read_results(out)
         except (OSError, ValueError) as exc:
             parser.error(f"--best-from {out}: cannot read its results ({exc})")
-    if args.compile and (args.cost != "macros" or args.java_only or args.exact):
-        parser.error("--compile runs both searches: it takes neither --cost, --exact nor --java-only")
-    if args.exact and args.cost != "macros":
-        parser.error("--exact searches in macros: it takes no --cost")
+    if args.compile and (args.cost != "macros" or args.java_only):
+        parser.error("--compile runs both searches: it takes neither --cost nor --java-only")
     if args.level != "bus" and not args.compile:
         parser.error("--level is the compile's output level: it needs --compile")
     if args.java_only and args.java is None:
@@ -945,13 +933,7 @@ def main(argv: Sequence[str] | None = None) -> int:
                 workers = args.workers if ours else None
                 return compile_in_process(tree, entry, filt, workers=workers, level=args.level, **options)
             return search_in_process(
-                tree,
-                entry,
-                filt,
-                workers=args.workers,
-                cost=args.cost if ours else None,
-                exact=args.exact,
-                **options,
+                tree, entry, filt, workers=args.workers, cost=args.cost if ours else None, **options
             )
 
         runners: list[tuple[str, Callable[[SuiteFilter, Filter], Run]]] = [

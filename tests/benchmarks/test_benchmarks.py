@@ -462,19 +462,3 @@ def test_suite_runs_the_default_compile():
     assert macro.macros == len(macro.program) and macro.bus_icws == macro.icws  # the expansion, verified
     with pytest.raises(SystemExit):
         suite.main(["--level", "macro", "--filters", "binomial1x3"])  # the compile's level: needs --compile
-
-
-@pytest.mark.slow
-def test_suite_runs_the_exact_search_alone():
-    """`--exact`: the exact search without CP-SAT, in its own process: on a node budget it proves binomial1x3's
-    five macros optimal, verified here."""
-    from benchmarks import suite
-
-    (entry,) = [f for f in suite.build_suite() if f.name == "binomial1x3"]
-    run = suite.search_in_process(suite.Tree("current", suite.ROOT), entry, entry.load(),
-                                  budget=common.parse_budget("3000"), workers=1, seed=0, exact=True)
-    assert run.status == "verified", run.error
-    assert run.macros == 5 and run.stopped == "optimal"
-    assert run.lower_bound == 3  # the filter's bound: CP-SAT, which refutes 3 in the default search, did not run
-    with pytest.raises(SystemExit):
-        suite.main(["--exact", "--compile", "--filters", "binomial1x3"])  # the compile runs both searches
