@@ -155,7 +155,7 @@ def _search_heuristic(
     )
     if windows and cfg.workers == 1:
         # a plan the probe missed may come within reach early: then the exact search takes over, as above
-        at = time.perf_counter() + rest.time_budget / (1 - WINDOW_SHARE) * HEURISTIC_SHARE
+        at = time.perf_counter() + (seconds - (time.perf_counter() - start)) * HEURISTIC_SHARE
         result = _search_one(filt, rest, names, start, bound, handoff=(at, cfg.exact_reach))
         small = result.stopped == Stopped.HANDOFF
     else:
