@@ -160,14 +160,9 @@ class ExactSearch:
             counts: dict[int, int] = {}
             for g in bag:
                 counts[g] = counts.get(g, 0) + 1
-            made = [self._summary(g) for g in bag if g not in self.inputs]
-            b = summary_bound(
-                self._goal_count(counts),
-                [self._summary(g) for g in bag],
-                made,
-                self._input_summaries,
-                self.kinds,
-            )
+            summaries = [self._summary(g) for g in bag]
+            made = [s for g, s in zip(bag, summaries, strict=True) if g not in self.inputs]
+            b = summary_bound(self._goal_count(counts), summaries, made, self._input_summaries, self.kinds)
             if self.horizon:
                 goals = tuple(sorted({g for g in bag if g not in self.inputs and self.space.goal_of[g]}))
                 b = max(b, self.table.get(goals, self.horizon + 1))

@@ -524,7 +524,6 @@ class Space:
         s = self._triples.get(u)
         if s is not None:
             return s
-        goal = self.goal_of[u]
         out = set()
         if self.tot[u] >= 3:
             for q, t, r in self._self_overlaps(u):
@@ -533,12 +532,9 @@ class Space:
             for a, b in self.splits(u)[:8]:
                 for big, small in ((a, b), (b, a)):
                     for c, e in self.splits(big)[:4] if self.tot[big] >= 2 else ():
-                        t3 = tuple(sorted((c, e, small)))
-                        if len(set(t3)) == 3:
-                            out.add(t3)
+                        out.add(tuple(sorted((c, e, small))))
         scored = sorted((self.cost(t), t) for t in out if len(set(t)) == 3 and self.zero not in t)
         s = [t for _, t in scored[:TRIPLES]]
-        del goal
         self._triples[u] = s
         return s
 
