@@ -55,6 +55,13 @@ class SearchConfig:
     """Also split goals along halved (1, 2, ... times) copies of the other goals of the bag."""
     scaled_patterns: bool = False
     """The heuristic counts goals equal up to translation and a power-of-two scale as one pattern."""
+    kernel_repeats: bool = False
+    """Each kernel's add3s of a repeated sub-pattern, its moved copy and the rest are all offered, in the
+    tier before other new goals (`cain.search.goals.space.Space.triples`): Cain-Java's order."""
+    repeats_nodes: int = 300
+    """Nodes of a first search with `kernel_repeats`, whose plan bounds the search that follows: it finds
+    edge kernels' rows and diagonals, and loses on kernels whose repeats are chance. 0: none (nor under a
+    node budget below ten times this)."""
     macros: tuple[str, ...] | None = None
     """Use only these macros of the instruction set (None: all of them)."""
     restart: int = 0

@@ -3,6 +3,8 @@ of pairs, and the register count and instruction set they respect."""
 
 from __future__ import annotations
 
+from dataclasses import replace
+
 import pytest
 from search_cases import goal
 
@@ -187,6 +189,32 @@ def test_two_kernels_sharing_a_part_each_an_add3():
     assert any(p[0] == "add3" and p[2] == u and sorted(p[3]) == want for _, p, _ in space.pairs(bag))
     result = search(filt, SearchConfig(node_budget=1500, progress=False))
     assert result.program.macros <= 9
+
+
+def test_a_kernels_repeated_sub_pattern_is_an_early_add3():
+    """A kernel's repeated sub-pattern, its moved copy and the rest, as one `add3`: the eight-neighbour
+    Laplacian's top and bottom rows and its middle row. A space given the kernel offers the pair in the
+    `DERIVES` tier, among the first; the plain space's twelve kept three-way splits do not hold it. The
+    search's first run in that order (`SearchConfig.repeats_nodes`) gives a nine-macro plan (Cain-Java's
+    length), which the search alone does not reach on this budget."""
+    from cain.frontend.kernel import parse_filter
+    from cain.search import SearchConfig, search
+
+    filt = parse_filter("filter t\ninput A\noutput k0 -> A = 1/8 [1 1 1; 1 -8 1; 1 1 1]\n", "t")
+    (kernel,) = (atoms.from_goal(g) for g in filt.final_goals())
+    inputs = [atoms.from_goal(Goal.identity(filt.depth))]
+    rows = [goal([1, 1, 1], [0, 0, 0], [0, 0, 0]), goal([0, 0, 0], [0, 0, 0], [1, 1, 1])]
+    rows.append(goal([0, 0, 0], [1, -8, 1], [0, 0, 0]))
+    space = Space("all", depth=filt.depth, registers=6, inputs=inputs, kernels=[kernel])
+    want = sorted(space.intern(atoms.from_goal(g)) for g in rows)
+    pairs = [p for _, p, _ in space.pairs(space.bag([kernel]), 40)]
+    rank = next(i for i, p in enumerate(pairs) if p[0] == "add3" and sorted(p[3]) == want)
+    assert rank < 4
+    plain = Space("all", depth=filt.depth, registers=6, inputs=inputs)
+    assert all(sorted(p[3]) != want for _, p, _ in plain.pairs(plain.bag([kernel]), 40))
+    cfg = SearchConfig(node_budget=3000, progress=False, exact_reach=0)
+    assert search(filt, cfg).program.macros <= 9
+    assert search(filt, replace(cfg, repeats_nodes=0)).program.macros > 9
 
 
 def test_a_lower_may_be_the_input_at_another_offset():

@@ -14,6 +14,7 @@ from __future__ import annotations
 
 import itertools
 import random
+from collections.abc import Sequence
 from dataclasses import dataclass
 from typing import NamedTuple
 
@@ -191,6 +192,7 @@ class Space:
         scaled_relations: int = 0,
         scaled_patterns: bool = False,
         only: frozenset[str] | None = None,
+        kernels: Sequence[Atoms] = (),
     ):
         self.prescore = 4
         """Candidates scored exactly per child kept (the rest are dropped on the cheap estimate)."""
@@ -231,7 +233,7 @@ class Space:
         self._tpat_ids: dict[Atoms, int] = {}
         self._atoms: dict[tuple[int, int, int, int], tuple[int, int, int, int]] = {}
         self._splits: dict[int, list[tuple[int, int]]] = {}
-        self._triples: dict[int, list[tuple[int, int, int]]] = {}
+        self._triples: dict[int, tuple[list[tuple[int, int, int]], list[tuple[int, int, int]]]] = {}
         self._relations: dict[tuple[int, int], list[tuple[int, int]]] = {}
         self._shared: dict[tuple[int, int], list[tuple[int, int, int]]] = {}
         self._contains: dict[int, bool] = {}
@@ -241,6 +243,8 @@ class Space:
         """`cost` by goal-bag: a third of the children a traversal scores were scored before."""
         self.inputs = [self.intern(g) for g in inputs]
         self.input_set = frozenset(self.inputs)
+        self.kernels = frozenset(self.intern(g) for g in kernels)
+        """Kernels whose repeated sub-patterns are offered first, as their designed symmetries (`triples`)."""
         self.zero = self.intern(atoms.ZERO)
         self._derive_forms()
 
@@ -261,6 +265,8 @@ class Space:
             elif m.scale == 1 and len(m.terms) == 3:
                 ternary.append(form_of(m))
         self.unary, self.binary, self.ternary = unary, binary, ternary
+        self.sums = [f for f in ternary if all(f.signs[i] == 1 and not f.shifted[i] for i in range(3))]
+        """The ternary forms that add three unmoved operands (`add3`): the forms of `triples`."""
         self.fresh_pair = min((f.need + (0 if f.share else 1) for f in binary), default=registers)
         """Registers a binary form needs beyond its two lowers when neither is a goal of the bag: a bag
         with fewer free registers takes a split's lowers only where one of them is in it already."""
@@ -519,22 +525,32 @@ class Space:
         self._splits[u] = s
         return s
 
-    def triples(self, u: int) -> list[tuple[int, int, int]]:
-        """Three-way splits for a three-operand add: q + shift(q, t) + r, and splits of a split's part."""
+    def triples(self, u: int) -> tuple[list[tuple[int, int, int]], list[tuple[int, int, int]]]:
+        """Three-way splits for a three-operand add (memoised), cheapest first: for a kernel of `kernels`,
+        each repeated sub-pattern with its moved copy and the rest, q + shift(q, t) + r (all of them, as
+        Cain-Java offers them: the kernel's own symmetries); and the best `TRIPLES` others, of a repeated
+        sub-pattern or of a split's part."""
         s = self._triples.get(u)
         if s is not None:
             return s
-        out = set()
+        repeated, split = set(), set()
         if self.tot[u] >= 3:
             for q, t, r in self._self_overlaps(u):
                 if r:
-                    out.add(tuple(sorted((self.intern(q), self.intern(atoms.shift(q, *t)), self.intern(r)))))
+                    parts = (self.intern(q), self.intern(atoms.shift(q, *t)), self.intern(r))
+                    repeated.add(tuple(sorted(parts)))
             for a, b in self.splits(u)[:8]:
                 for big, small in ((a, b), (b, a)):
                     for c, e in self.splits(big)[:4] if self.tot[big] >= 2 else ():
-                        out.add(tuple(sorted((c, e, small))))
-        scored = sorted((self.cost(t), t) for t in out if len(set(t)) == 3 and self.zero not in t)
-        s = [t for _, t in scored[:TRIPLES]]
+                        split.add(tuple(sorted((c, e, small))))
+
+        def cheapest(ts: set[tuple[int, int, int]]) -> list[tuple[int, int, int]]:
+            scored = sorted((self.cost(t), t) for t in ts if len(set(t)) == 3 and self.zero not in t)
+            return [t for _, t in scored]
+
+        if u not in self.kernels:
+            split, repeated = split | repeated, set()
+        s = cheapest(repeated), cheapest(split - repeated)[:TRIPLES]
         self._triples[u] = s
         return s
 
@@ -718,16 +734,17 @@ class Space:
                 add(upper, main, options)
             if not moved_pats.isdisjoint(by_tpat) or not kept.isdisjoint(bag_set):
                 add(upper, self.other_forms(others, bag_set, by_tpat), options)
-        sums = [f for f in self.ternary if all(f.signs[i] == 1 and not f.shifted[i] for i in range(3))]
+        sums = self.sums
         if sums:  # the basic set has no `add3`: no three-way splits made for nothing
-            triples = self.triples(u)
+            repeated, triples = self.triples(u)
             if len(bag) > 1:
                 shared = [t for g in bag if g != u for t in self.shared_triples(u, g)]
-                triples = list(dict.fromkeys(triples + shared))
+                triples = [t for t in dict.fromkeys(triples + shared) if t not in repeated]
             for f in sums:
+                add(upper, [(f, (), t) for t in repeated], options, repeated=True)
                 add(upper, [(f, (), t) for t in triples], options)
 
-    def _add_options(self, upper: _Upper, candidates, options: list[Option]) -> None:
+    def _add_options(self, upper: _Upper, candidates, options: list[Option], repeated: bool = False) -> None:
         """Each pair `form(lowers) -> upper` of `candidates` (form, directions, lowers) onto `options`, with
         its tier and cheap estimate (the heuristic's per-goal terms of the goals that change), unless its
         child needs more registers than exist. It runs for every candidate of every node: the tables it
@@ -769,6 +786,8 @@ class Space:
                 tier = OTHER
             elif size == n_rest:
                 tier = ELIMINATES
+            elif repeated:
+                tier = DERIVES
             else:
                 tier = self._tier(upper, form, lowers)
             options.append(_make_option(Option, (tier, q, len(options), form, dirs, u, lowers, rest)))

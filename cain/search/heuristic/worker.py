@@ -46,6 +46,9 @@ HEAPS = ("best-first", "discrepancy")
 (a child's rank among its parent's candidates), a limited-discrepancy order. CGDS puts a node back behind
 all it has queued, so a child of rank r waits r rounds of a growing frontier, and a late rank near the root
 costs most; in `discrepancy` a plan's turn comes with the sum of its steps' ranks, wherever they are."""
+REPEATS_TIME = 1 / 20
+"""The most time of the first search with each kernel's repeated sub-patterns offered first
+(`Worker._repeats`), as a part of the time budget."""
 GRACE = 0.1
 """How far past the deadline, as a part of the time budget (at least a second), the traversal may run to
 reach its next 64-node mark."""
@@ -107,6 +110,7 @@ def worker_space(filt: Filter, cfg: SearchConfig, registers: int, index: int = 0
         scaled_relations=cfg.scaled_relations,
         scaled_patterns=cfg.scaled_patterns != (variant in (1, 3)),
         only=cfg.only,
+        kernels=[atoms.from_goal(g) for g in filt.final_goals()] if cfg.kernel_repeats else (),
     )
 
 
@@ -331,6 +335,37 @@ class Worker:
         if program is not None:
             self._offer(replace(program, name=self.filt.name))
 
+    def _repeats(self) -> None:
+        """A first plan from a short search that offers each kernel's repeated sub-patterns before other new
+        goals (`SearchConfig.kernel_repeats`, Cain-Java's order), on `SearchConfig.repeats_nodes` nodes: it finds
+        the rows and diagonals of edge kernels (Laplacians, compass sets) that the heuristic's order ranks
+        late, and costs kernels whose repeats are chance; as a bound, the main search keeps what it finds and
+        loses nothing. Not with a node budget under ten times its nodes, nor without `add3`."""
+        cfg = self.cfg
+        nodes = cfg.repeats_nodes
+        if cfg.kernel_repeats or not nodes or not self.space.sums:
+            return
+        if cfg.node_budget is not None and cfg.node_budget < 10 * nodes:
+            return
+        sub = Worker(
+            self.filt,
+            self._part_config(
+                node_budget=nodes,
+                time_budget=self.seconds * REPEATS_TIME if self.seconds is not None else None,
+                kernel_repeats=True,
+                kernel_by_kernel=0.0,
+                structure_nodes=0,
+                restart=0,
+            ),
+            self.names,
+            self.index,
+        )
+        sub.start = self.start
+        sub.run()
+        self.nodes += sub.nodes
+        if sub.best_plan is not None:
+            self._offer(sub.best_plan)
+
     def _part_config(self, **changes) -> SearchConfig:
         """The configuration of a search of part of the filter (what a factor leaves, one kernel): a `score`
         is of the whole filter's plans, so the part's plans are ranked in macros."""
@@ -452,6 +487,7 @@ class Worker:
         )
         self.progress = progress
         self._structured()
+        self._repeats()
         self._kernels_alone(cfg.kernel_by_kernel)
         self.again = self._again_mark()
         self.bound = min(self.best_cost, self._naive_cap())
