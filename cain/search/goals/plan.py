@@ -108,3 +108,36 @@ def to_program(
         used[g] = n + 1
         outputs.append((values[g][-1 - n], k.register))
     return Program(name or filt.name, inputs, instrs, outputs)
+
+
+def fold_negations(program: Program, macros: dict) -> Program:
+    """`program` with each negation read once, by an `add` or as a `sub`'s subtrahend, folded into that
+    reader (`neg(t, a); add(y, b, t)` is `sub(y, b, a)`, `sub(y, b, t)` is `add(y, b, a)`): the goal model
+    makes a negated goal a goal of its own, and a plan may reach it by `neg` where one step does both."""
+    reads: dict[int, int] = {}
+    for instr in program.instrs:
+        for o in instr.operands:
+            reads[o] = reads.get(o, 0) + 1
+    for v, _ in program.outputs:
+        reads[v] = reads.get(v, 0) + 2
+    negated = {
+        i.results[0]: i.operands[0]
+        for i in program.instrs
+        if i.macro == "neg" and reads.get(i.results[0]) == 1
+    }
+    folded, instrs = set(), []
+    for instr in program.instrs:
+        ops = instr.operands
+        if instr.macro == "add" and "sub" in macros and any(o in negated for o in ops):
+            t = ops[0] if ops[0] in negated else ops[1]
+            other = ops[1] if t == ops[0] else ops[0]
+            instr = Instr("sub", instr.results, (other, negated[t]))
+            folded.add(t)
+        elif instr.macro == "sub" and "add" in macros and ops[1] in negated:
+            instr = Instr("add", instr.results, (ops[0], negated[ops[1]]))
+            folded.add(ops[1])
+        instrs.append(instr)
+    if not folded:
+        return program
+    instrs = [i for i in instrs if not (i.macro == "neg" and i.results[0] in folded)]
+    return Program(program.name, program.inputs, instrs, program.outputs)

@@ -18,7 +18,7 @@ from cain.search.budget import Budget, OutOfBudget, Stopped, settle
 from cain.search.config import DEFAULT_TIME, PORTFOLIO_RESTART, PlanEvent, SearchConfig
 from cain.search.constructive.program import Bases, constructive_plan
 from cain.search.goals import atoms
-from cain.search.goals.plan import direct_solution, to_program
+from cain.search.goals.plan import direct_solution, fold_negations, to_program
 from cain.search.goals.space import Pair, Space
 from cain.search.heuristic import structure
 from cain.search.heuristic.kernel_by_kernel import kernel_by_kernel
@@ -211,7 +211,7 @@ class Worker:
             n = n.parent
         pairs.reverse()
         pairs.extend(tail)
-        program = to_program(self.space, self.filt, pairs, shared=True)
+        program = fold_negations(to_program(self.space, self.filt, pairs, shared=True), self.space.macros)
         self._offer(program)
         if self.best_plan is program:
             path = []
