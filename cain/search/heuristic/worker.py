@@ -211,9 +211,7 @@ class Worker:
             n = n.parent
         pairs.reverse()
         pairs.extend(tail)
-        program = fold_negations(to_program(self.space, self.filt, pairs, shared=True), self.space.macros)
-        self._offer(program)
-        if self.best_plan is program:
+        if self._offer(to_program(self.space, self.filt, pairs, shared=True)):
             path = []
             while node is not None:
                 path.append((node.bag, node.cost, node.pair))
@@ -226,23 +224,25 @@ class Worker:
         tie = macros == self.best_cost and (not self.icws_cost or self.ties >= BUS_TIES)
         return macros > self.best_cost or tie
 
-    def _offer(self, program: Program) -> None:
-        """Keep `program` (an SSA plan) as the best if it is shorter and fits the registers; under
-        `cost=icws` plans as short as the best are kept too, as candidates for bus-level scoring."""
+    def _offer(self, program: Program) -> bool:
+        """Keep `program` (an SSA plan, its negations folded: `fold_negations`) as the best if it is shorter
+        and fits the registers; under `cost=icws` plans as short as the best are kept too, as candidates for
+        bus-level scoring. Whether it is now the best."""
+        program = fold_negations(program, self.space.macros)
         if self._beaten(program.macros):  # the plan's own length: allocation only adds moves
-            return
+            return False
         done = allocated(program, self.names)
         if done is None:
             self.discarded += 1
-            return
+            return False
         if self._beaten(done.macros):
-            return
+            return False
         tie = done.macros == self.best_cost
         if self.icws_cost:
             self.candidates.append((done, program))
         if tie:
             self.ties += 1
-            return
+            return False
         self.best_cost = done.macros
         self.best = done
         self.best_plan = program
@@ -253,6 +253,7 @@ class Worker:
                     self.shared["best"].value = done.macros
                     self.shared["macros"].value = done.macros
                     self.shared["icws"].value = done.icws
+        return True
 
     def _score(self) -> None:
         """Under `cost=icws`: the shortest plans found (in macros) synthesised at bus level (or scored by
@@ -401,10 +402,8 @@ class Worker:
             return constructive_plan(sub, cfg.instruction_set, bases, self._late)
 
         plan = kernel_by_kernel(self.filt, self.names, search_one, constructive_one)
-        if plan is not None:
-            self._offer(plan)
-            if self.best_plan is plan:
-                self.alone = plan
+        if plan is not None and self._offer(plan):
+            self.alone = self.best_plan
 
     def _again(self, now: float) -> bool:
         """At `AGAIN_MARK`: compile the kernels one at a time again, with `AGAIN_SHARE` of the budget (or
