@@ -338,10 +338,11 @@ class Worker:
 
     def _repeats(self) -> None:
         """A first plan from a short search that offers each kernel's repeated sub-patterns before other new
-        goals (`SearchConfig.kernel_repeats`, Cain-Java's order), on `SearchConfig.repeats_nodes` nodes: it finds
-        the rows and diagonals of edge kernels (Laplacians, compass sets) that the heuristic's order ranks
-        late, and costs kernels whose repeats are chance; as a bound, the main search keeps what it finds and
-        loses nothing. Not with a node budget under ten times its nodes, nor without `add3`."""
+        goals (`SearchConfig.kernel_repeats`, Cain-Java's order), on `SearchConfig.repeats_nodes` nodes: it
+        finds the rows and diagonals of edge kernels (Laplacians, compass sets) that the heuristic's order
+        ranks late, and costs kernels whose repeats are chance; as a bound, the main search keeps what it
+        finds and loses only the run's time. Under `cost=icws` it scores its own plans and offers the best.
+        Not with a node budget under ten times its nodes, nor without `add3`."""
         cfg = self.cfg
         nodes = cfg.repeats_nodes
         if cfg.kernel_repeats or not nodes or not self.space.sums:
