@@ -312,27 +312,18 @@ class Worker:
                     "centre", spare[-1], atoms.to_goal(((x, y, z, abs(c)),)), self.filt.depth, channels
                 )
             )
-        sub = Worker(
+        plan = self._sub_search(
             replace(self.filt, kernels=tuple(parts)),
-            self._part_config(
-                node_budget=self.cfg.structure_nodes,
-                time_budget=self.cfg.time_budget / 4 if self.cfg.time_budget else None,
-                structure_nodes=0,
-                restart=0,
-            ),
-            self.names,
-            self.index,
+            node_budget=self.cfg.structure_nodes,
+            time_budget=self.cfg.time_budget / 4 if self.cfg.time_budget else None,
+            structure_nodes=0,
+            restart=0,
         )
-        sub.start = self.start
-        sub.run()
-        self.nodes += sub.nodes
-        if sub.best_plan is None:
+        if plan is None:
             return
         moves = {o: (f.macro, d) for o, (f, d) in space.shift_offsets.items()}
         sign = (1 if centre[0][3] > 0 else -1) if centre else 0
-        program = structure.chain_program(
-            sub.best_plan, steps, set(space.macros), space.division.macro, moves, sign
-        )
+        program = structure.chain_program(plan, steps, set(space.macros), space.division.macro, moves, sign)
         if program is not None:
             self._offer(replace(program, name=self.filt.name))
 
@@ -349,24 +340,26 @@ class Worker:
             return
         if cfg.node_budget is not None and cfg.node_budget < 10 * nodes:
             return
-        sub = Worker(
+        plan = self._sub_search(
             self.filt,
-            self._part_config(
-                node_budget=nodes,
-                time_budget=self.seconds * REPEATS_TIME if self.seconds is not None else None,
-                kernel_repeats=True,
-                kernel_by_kernel=0.0,
-                structure_nodes=0,
-                restart=0,
-            ),
-            self.names,
-            self.index,
+            node_budget=nodes,
+            time_budget=self.seconds * REPEATS_TIME if self.seconds is not None else None,
+            kernel_repeats=True,
+            kernel_by_kernel=0.0,
+            structure_nodes=0,
+            restart=0,
         )
+        if plan is not None:
+            self._offer(plan)
+
+    def _sub_search(self, filt: Filter, **changes) -> Program | None:
+        """The best plan of a search of `filt` by this worker's index and registers, configured as a part
+        (`_part_config`) with `changes`, on this worker's clock; its nodes are counted as this worker's."""
+        sub = Worker(filt, self._part_config(**changes), self.names, self.index)
         sub.start = self.start
         sub.run()
         self.nodes += sub.nodes
-        if sub.best_plan is not None:
-            self._offer(sub.best_plan)
+        return sub.best_plan
 
     def _part_config(self, **changes) -> SearchConfig:
         """The configuration of a search of part of the filter (what a factor leaves, one kernel): a `score`
