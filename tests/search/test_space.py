@@ -191,6 +191,7 @@ def test_two_kernels_sharing_a_part_each_an_add3():
     assert result.program.macros <= 9
 
 
+@pytest.mark.slow
 def test_a_kernels_repeated_sub_pattern_is_an_early_add3():
     """A kernel's repeated sub-pattern, its moved copy and the rest, as one `add3`: the eight-neighbour
     Laplacian's top and bottom rows and its middle row. A space given the kernel offers the pair in the
