@@ -10,6 +10,17 @@ from cain.model.goal import Goal
 
 EXAMPLES = Path(__file__).parents[2] / "examples"
 
+CNN6 = """filter cnn6
+input  A
+output k0 -> A = 1/2 [-1 1 1; 1 0 0; 1 -1 -1]
+output k1 -> B = 1/2 [-1 1 -1; -1 0 1; 1 0 0]
+output k2 -> C = 1/2 [1 -1 1; -1 1 0; 0 1 0]
+output k3 -> D = 1/2 [0 1 -1; 0 0 0; 0 1 1]
+output k4 -> E = 1/2 [-1 -1 0; -1 0 0; 1 0 0]
+output k5 -> F = 1/2 [1 1 -1; 0 1 1; -1 0 0]
+"""
+"""Six kernels in six registers: no program of the goal model fits (`cain.search.exact.full`)."""
+
 
 def example(name: str):
     return parse_filter((EXAMPLES / f"{name}.cain").read_text(), f"{name}.cain")

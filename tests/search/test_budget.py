@@ -8,6 +8,7 @@ import gc
 from pathlib import Path
 
 import pytest
+from search_cases import CNN6
 
 from cain.backend.verify import verify_for_filter
 from cain.frontend.kernel import parse_filter
@@ -57,18 +58,6 @@ def test_the_program_returned_computes_the_filter():
     report = verify_for_filter(result.program, filt)
     assert report.macros == result.program.macros
     assert not report.problems
-
-
-CNN6 = """filter cnn6
-input  A
-output k0 -> A = 1/2 [-1 1 1; 1 0 0; 1 -1 -1]
-output k1 -> B = 1/2 [-1 1 -1; -1 0 1; 1 0 0]
-output k2 -> C = 1/2 [1 -1 1; -1 1 0; 0 1 0]
-output k3 -> D = 1/2 [0 1 -1; 0 0 0; 0 1 1]
-output k4 -> E = 1/2 [-1 -1 0; -1 0 0; 1 0 0]
-output k5 -> F = 1/2 [1 1 -1; 0 1 1; -1 0 0]
-"""
-"""Six kernels in six registers: no program of the goal model fits (`cain.search.exact.full`)."""
 
 
 def test_a_filter_no_program_of_the_model_fits_is_not_searched():

@@ -7,13 +7,14 @@ import time
 
 import numpy as np
 import pytest
+from search_cases import CNN6
 
 from cain.api import read_filters
 from cain.backend.sim import correlate, simulate
 from cain.model.program import Instr, Program
 from cain.search import SearchConfig, engine, search
 from cain.search.allocate import allocated, verify
-from cain.search.budget import Budget
+from cain.search.budget import Budget, Stopped
 from cain.search.config import register_names
 from cain.search.exact.bound import Kinds, bag_bound
 from cain.search.exact.deepening import ExactSearch
@@ -139,5 +140,22 @@ def test_the_search_shortens_its_plan_by_exact_windows_on_a_time_budget():
     images = np.random.default_rng(0).integers(-64, 64, size=(1, 16, 16)).astype(float)
     outputs = simulate(shortened.program, images)
     for got, kernel in zip(outputs, filt.kernels, strict=True):
+        want = correlate(images, kernel.goal, filt.depth)
+        assert np.allclose(got[4:-4, 4:-4], want[4:-4, 4:-4])
+
+
+def test_the_constructive_program_is_shortened_in_the_time_the_search_left():
+    """Six kernels in six registers: no program of the goal model fits, so the search does not run and the
+    constructive program is the result. Under a node budget it is printed as built; on a time budget its
+    windows are shortened with the time the search left, and it still computes the kernels."""
+    filt = read_filters(CNN6)[0]
+    built = search(filt, SearchConfig(node_budget=50, progress=False))
+    shortened = search(filt, SearchConfig(time_budget=2.0, workers=1, progress=False))
+    assert built.stopped is shortened.stopped is Stopped.IMPOSSIBLE
+    assert built.constructive and shortened.constructive
+    assert shortened.program.macros < built.program.macros
+    assert shortened.events[-1].macros == shortened.program.macros
+    images = np.random.default_rng(1).integers(-64, 64, size=(1, 16, 16)).astype(float)
+    for got, kernel in zip(simulate(shortened.program, images), filt.kernels, strict=True):
         want = correlate(images, kernel.goal, filt.depth)
         assert np.allclose(got[4:-4, 4:-4], want[4:-4, 4:-4])
