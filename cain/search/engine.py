@@ -52,7 +52,7 @@ def search(filt: Filter, cfg: SearchConfig | None = None) -> SearchResult:
         if cfg.fallback:
             _offer_constructive(result, filt, cfg, names)
             if result.constructive and cfg.cost == "macros" and _timing(cfg)[0]:
-                # the search left time (none at all when no plan of the goal model fits): shorten its windows
+                # its windows, in the time the search left (all of it when no plan of the goal model fits)
                 result = _shorten(filt, cfg, names, start, result)
     if result.program is not None:
         verify(result.program, filt)

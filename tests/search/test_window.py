@@ -23,6 +23,14 @@ from cain.search.exact.window import alive_after, shorten, splice
 HALF = read_filters("filter half\ninput A\noutput h -> A = 1/2 [1]\n")[0]
 
 
+def assert_simulates(program: Program, filt, seed: int) -> None:
+    """`program` computes `filt`'s kernels in the simulator, on a random image (away from its border)."""
+    images = np.random.default_rng(seed).integers(-64, 64, size=(1, 16, 16)).astype(float)
+    for got, kernel in zip(simulate(program, images), filt.kernels, strict=True):
+        want = correlate(images, kernel.goal, filt.depth)
+        assert np.allclose(got[4:-4, 4:-4], want[4:-4, 4:-4])
+
+
 def wasteful() -> Program:
     """`A / 2` the long way: the input negated twice before the division."""
     instrs = [Instr("neg", (1,), (0,)), Instr("neg", (2,), (1,)), Instr("div", (3,), (2,))]
@@ -137,11 +145,7 @@ def test_the_search_shortens_its_plan_by_exact_windows_on_a_time_budget():
     assert shortened.program.macros < again.program.macros
     assert shortened.events[-1].macros == shortened.program.macros
     verify(shortened.program, filt)
-    images = np.random.default_rng(0).integers(-64, 64, size=(1, 16, 16)).astype(float)
-    outputs = simulate(shortened.program, images)
-    for got, kernel in zip(outputs, filt.kernels, strict=True):
-        want = correlate(images, kernel.goal, filt.depth)
-        assert np.allclose(got[4:-4, 4:-4], want[4:-4, 4:-4])
+    assert_simulates(shortened.program, filt, seed=0)
 
 
 def test_the_constructive_program_is_shortened_in_the_time_the_search_left():
@@ -155,7 +159,4 @@ def test_the_constructive_program_is_shortened_in_the_time_the_search_left():
     assert built.constructive and shortened.constructive
     assert shortened.program.macros < built.program.macros
     assert shortened.events[-1].macros == shortened.program.macros
-    images = np.random.default_rng(1).integers(-64, 64, size=(1, 16, 16)).astype(float)
-    for got, kernel in zip(simulate(shortened.program, images), filt.kernels, strict=True):
-        want = correlate(images, kernel.goal, filt.depth)
-        assert np.allclose(got[4:-4, 4:-4], want[4:-4, 4:-4])
+    assert_simulates(shortened.program, filt, seed=1)
