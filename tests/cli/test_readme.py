@@ -1,6 +1,7 @@
 """The README's set-up commands are the ones CI runs, and docs/language.md shows the real grammar."""
 
 import re
+import tomllib
 from pathlib import Path
 
 from cain.frontend.kernel import parse_filter
@@ -46,3 +47,15 @@ def test_language_doc_shows_real_goal_ir():
     out = StringIO()
     Printer(stream=out).print_op(op)
     assert out.getvalue().strip() == shown.strip()
+
+
+def test_the_package_list_names_every_source_package():
+    """A wheel (`pip install .`, not `-e`) holds only the packages pyproject.toml lists: each directory of
+    the source with an `__init__.py`, under its installed name."""
+    setuptools = tomllib.loads((ROOT / "pyproject.toml").read_text())["tool"]["setuptools"]
+    folders = {folder: name for name, folder in setuptools["package-dir"].items()}
+    found = set()
+    for folder, name in folders.items():
+        for init in (ROOT / folder).rglob("__init__.py"):
+            found.add(".".join((name, *init.parent.relative_to(ROOT / folder).parts)))
+    assert sorted(setuptools["packages"]) == sorted(found)
