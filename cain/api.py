@@ -342,6 +342,16 @@ class SearchOptions:
     """What the search minimises; None: `macros`, and at bus level the `icws` search as well."""
     traversal: str = "cgds"
 
+    def __post_init__(self) -> None:
+        """A clear error for a budget no search can run on, in the user's own figures (before the searches
+        take their shares of it)."""
+        if self.budget is not None and self.budget < 1:
+            raise CainError(f"the node budget must be positive, not {self.budget}")
+        if self.time is not None and not self.time > 0:
+            raise CainError(f"the time budget must be positive, not {self.time:g} s")
+        if self.workers < 1:
+            raise CainError(f"workers must be at least 1, not {self.workers}")
+
     def search_pass(self) -> SearchPass:
         return SearchPass(
             budget=self.budget,
@@ -520,7 +530,7 @@ def _lower_side_by_side(
                 kind, got = "crash", f"exit status {process.exitcode}"
             process.join()
             if kind == "error":
-                failed.append(CainError(got))
+                failed.append(CainError(*got))
             elif kind == "crash":
                 raise RuntimeError(f"the search in {options.cost} ({options.traversal}) failed: {got}")
             else:
@@ -539,7 +549,7 @@ def _lower_in_child(filt: Filter, options: SearchOptions, level: str, end: float
     try:
         pipe.send(("ok", _lower(filt, options, level, (), end).ir))
     except CainError as e:
-        pipe.send(("error", str(e)))
+        pipe.send(("error", (e.message, e.location)))
     except BaseException:  # noqa: BLE001 - a bug: its traceback goes to the parent, which raises it
         pipe.send(("crash", traceback.format_exc()))
     finally:

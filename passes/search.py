@@ -127,7 +127,7 @@ class SearchPass(ModulePass):
                     f"search: found no program for filter '{filt.name}' in its {registers} "
                     f"registers: {why}, and the constructive program needs "
                     f"{result.registers_needed}; allow {result.registers_needed} registers "
-                    f"(search{{registers={result.registers_needed}}} or `option registers`)"
+                    f"(`--registers` of `cain`, search{{registers={result.registers_needed}}} or `option registers`)"
                 )
             if result.plan is None and result.stopped == "exhausted":
                 raise CainError(

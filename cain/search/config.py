@@ -200,7 +200,7 @@ def register_names(filt: Filter, cfg: SearchConfig) -> tuple[str, ...]:
         raise CainError(f"search: workers must be at least 1, not {cfg.workers}")
     if cfg.node_budget is not None and cfg.node_budget < 1:
         raise CainError(f"search: the node budget must be positive, not {cfg.node_budget}")
-    if cfg.time_budget is not None and cfg.time_budget <= 0:
+    if cfg.time_budget is not None and not cfg.time_budget > 0:
         raise CainError(f"search: the time budget must be positive, not {cfg.time_budget}")
     if cfg.max_memory is not None and cfg.max_memory <= 0:
         raise CainError(f"search: the memory limit must be positive, not {cfg.max_memory}")

@@ -75,6 +75,26 @@ def test_errors_are_one_line_and_exit_1(capsys, tmp_path):
     assert status == 2 and "invalid choice: 'micro' (choose from 'bus', 'macro')" in err
     status, _, err = run(capsys)
     assert status == 2 and "the following arguments are required: input" in err
+    for option, value, message in [
+        ("--time", -1, "time budget must be positive, not -1 s"),
+        ("--budget", 0, "node budget must be positive, not 0"),
+    ]:
+        status, out, err = run(capsys, EXAMPLES / "gauss3x3.cain", option, value)
+        assert (status, out, err) == (1, "", f"error: the {message}\n")
+
+
+def test_an_error_of_the_searches_side_by_side_is_printed_once(capsys, tmp_path):
+    """On a time budget the two searches run in processes of their own; the error one of them raises is
+    printed as raised, once, as the command's only output."""
+    kernel = tmp_path / "one.cain"
+    kernel.write_text("filter one\noutput o -> A = [1 2; 3 4]\n")
+    status, out, err = run(capsys, kernel, "--registers", "A", "--time", 0.5)
+    assert (
+        status == 1
+        and out == ""
+        and err.count("error:") == 1
+        and err.startswith("error: search: found no program")
+    )
 
 
 def test_batch_compiles_a_directory_and_a_model_and_reports_failures(capsys, tmp_path):
