@@ -514,16 +514,19 @@ FUZZ_OUTCOMES = ("passed", "no fit", "error", "crash", "wrong")
 
 
 def fuzz_cases(fuzz_case: Callable[[Any], tuple], cases: Sequence[Any], jobs: int, keep: Path,
-               seed: int) -> tuple[Counter[str], list[list[Any]]]:
+               seed: int) -> tuple[Counter[str], list[list[Any]], list[str]]:
     """Run `fuzz_case` on every case (in `jobs` processes), each to (outcome, kernel file, *counts): the
-    outcomes counted, and the counts of every case that has them. A file that neither passed nor did not fit
-    is kept in `keep` (`fuzz{seed}_{i}.cain`), and the tally goes to stderr every 25 cases."""
+    outcomes counted, the counts of every case that has them, and each case's outcome in order (so that two
+    campaigns on one seed compare filter by filter). A file that neither passed nor did not fit is kept in
+    `keep` (`fuzz{seed}_{i}.cain`), and the tally goes to stderr every 25 cases."""
     outcomes: Counter[str] = Counter()
     counts = []
+    each = []
     with multiprocessing.Pool(jobs) if jobs > 1 else nullcontext() as pool:
         results = pool.imap(fuzz_case, cases) if pool is not None else map(fuzz_case, cases)
         for i, (outcome, text, *rest) in enumerate(results):
             outcomes[outcome] += 1
+            each.append(outcome)
             if rest[0] is not None:
                 counts.append(rest)
             if outcome not in ("passed", "no fit"):
@@ -531,4 +534,4 @@ def fuzz_cases(fuzz_case: Callable[[Any], tuple], cases: Sequence[Any], jobs: in
                 (keep / f"fuzz{seed}_{i}.cain").write_text(text)
             if (i + 1) % 25 == 0:
                 print(f"{i + 1}: {dict(outcomes)}", file=sys.stderr, flush=True)
-    return outcomes, counts
+    return outcomes, counts, each

@@ -209,14 +209,14 @@ def fuzz(args: argparse.Namespace) -> int:
         (i, kernel_file(rng, i), args.budget, args.time, args.wide_budget, args.seed)
         for i in range(args.samples)
     ]
-    outcomes, counts = fuzz_cases(fuzz_case, cases, args.jobs, CASES_DIR, args.seed)
+    outcomes, counts, each = fuzz_cases(fuzz_case, cases, args.jobs, CASES_DIR, args.seed)
     icws = [cost for (cost,) in counts]
     body = markdown_table(["outcome", "filters"], [[o, outcomes[o]] for o in FUZZ_OUTCOMES])
     if icws:
         body += f"\nICWs of the passed programs: median {int(np.median(icws))}, max {max(icws)}\n"
     proven = proven_count([text for _, text, *_ in cases])
     body += f"\n`no fit` with a proof that no program fits (`cain.backend.digital_bound`): {proven}\n"
-    _write(args, "fuzz", body, {"outcomes": dict(outcomes), "icws": icws, "proven": proven})
+    _write(args, "fuzz", body, {"outcomes": dict(outcomes), "icws": icws, "proven": proven, "each": each})
     return 0 if not (outcomes["crash"] or outcomes["wrong"]) else 1
 
 

@@ -317,7 +317,7 @@ def fuzz_case(
 def fuzz(args: argparse.Namespace) -> int:
     rng = random.Random(args.seed)
     cases = [(i, kernel_file(rng, i), args.budget, args.time, args.seed) for i in range(args.samples)]
-    outcomes, counts = fuzz_cases(fuzz_case, cases, args.jobs, CASES_DIR, args.seed)
+    outcomes, counts, each = fuzz_cases(fuzz_case, cases, args.jobs, CASES_DIR, args.seed)
     icws, loads = [cost for cost, _ in counts], [load for _, load in counts]
     body = markdown_table(["outcome", "filters"], [[o, outcomes[o]] for o in FUZZ_OUTCOMES])
     if icws:
@@ -325,7 +325,7 @@ def fuzz(args: argparse.Namespace) -> int:
             f"\nICWs of the passed programs: median {int(np.median(icws))}, max {max(icws)}; pattern loads: "
             f"median {int(np.median(loads))}, max {max(loads)}\n"
         )
-    _write(args, "fuzz", body, {"outcomes": dict(outcomes), "icws": icws, "loads": loads})
+    _write(args, "fuzz", body, {"outcomes": dict(outcomes), "icws": icws, "loads": loads, "each": each})
     return 0 if not (outcomes["crash"] or outcomes["wrong"] or outcomes["error"]) else 1
 
 

@@ -462,3 +462,19 @@ def test_suite_runs_the_default_compile():
     assert macro.macros == len(macro.program) and macro.bus_icws == macro.icws  # the expansion, verified
     with pytest.raises(SystemExit):
         suite.main(["--level", "macro", "--filters", "binomial1x3"])  # the compile's level: needs --compile
+
+
+def _toy_case(case: tuple[int]) -> tuple[str, str, int | None]:
+    (i,) = case
+    outcome = ("passed", "no fit", "wrong")[i % 3]
+    return outcome, f"filter f{i}\n", 10 + i if outcome == "passed" else None
+
+
+def test_fuzz_cases_count_outcomes_keep_failures_and_record_each_case(tmp_path):
+    kept = tmp_path / "kept"
+    outcomes, counts, each = common.fuzz_cases(_toy_case, [(i,) for i in range(5)], 1, kept, 3)
+    assert outcomes == {"passed": 2, "no fit": 2, "wrong": 1}
+    assert counts == [[10], [13]]
+    assert each == ["passed", "no fit", "wrong", "passed", "no fit"]
+    assert [p.name for p in kept.iterdir()] == ["fuzz3_2.cain"]
+    assert (kept / "fuzz3_2.cain").read_text() == "filter f2\n"
