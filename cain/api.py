@@ -50,7 +50,7 @@ from cain.passes.convert_linalg_to_goal import ConvertLinalgToGoalPass
 from cain.passes.expand_bus import ExpandBusPass
 from cain.passes.regalloc import RegallocPass
 from cain.passes.search import SearchPass
-from cain.search.config import DEFAULT_TIME
+from cain.search.config import DEFAULT_TIME, check_budgets
 from cain.search.digital import compile_digital
 from cain.search.heuristic.worker import BUS_OPTIONS
 from cain.search.superpixel import compile_superpixel
@@ -345,12 +345,7 @@ class SearchOptions:
     def __post_init__(self) -> None:
         """A clear error for a budget no search can run on, in the user's own figures (before the searches
         take their shares of it)."""
-        if self.budget is not None and self.budget < 1:
-            raise CainError(f"the node budget must be positive, not {self.budget}")
-        if self.time is not None and not self.time > 0:
-            raise CainError(f"the time budget must be positive, not {self.time:g} s")
-        if self.workers < 1:
-            raise CainError(f"workers must be at least 1, not {self.workers}")
+        check_budgets(self.budget, self.time, self.workers)
 
     def search_pass(self) -> SearchPass:
         return SearchPass(

@@ -186,6 +186,16 @@ def memory_size(value: int | str) -> int:
     return int(size)
 
 
+def check_budgets(nodes: int | None, seconds: float | None, workers: int, prefix: str = "") -> None:
+    """A clear error for a node budget, time budget (NaN included) or worker count no search can run on."""
+    if workers < 1:
+        raise CainError(f"{prefix}workers must be at least 1, not {workers}")
+    if nodes is not None and nodes < 1:
+        raise CainError(f"{prefix}the node budget must be positive, not {nodes}")
+    if seconds is not None and not seconds > 0:
+        raise CainError(f"{prefix}the time budget must be positive, not {seconds:g} s")
+
+
 def register_names(filt: Filter, cfg: SearchConfig) -> tuple[str, ...]:
     """The register names to allocate; a clear error for an invalid configuration."""
     if cfg.traversal not in TRAVERSALS:
@@ -196,12 +206,7 @@ def register_names(filt: Filter, cfg: SearchConfig) -> tuple[str, ...]:
         raise CainError(f"search: unknown heuristic '{cfg.heuristic}' (choose from {', '.join(HEURISTICS)})")
     if cfg.instruction_set not in ("all", "basic"):
         raise CainError(f"search: unknown instruction set '{cfg.instruction_set}' (choose from all, basic)")
-    if cfg.workers < 1:
-        raise CainError(f"search: workers must be at least 1, not {cfg.workers}")
-    if cfg.node_budget is not None and cfg.node_budget < 1:
-        raise CainError(f"search: the node budget must be positive, not {cfg.node_budget}")
-    if cfg.time_budget is not None and not cfg.time_budget > 0:
-        raise CainError(f"search: the time budget must be positive, not {cfg.time_budget}")
+    check_budgets(cfg.node_budget, cfg.time_budget, cfg.workers, "search: ")
     if cfg.max_memory is not None and cfg.max_memory <= 0:
         raise CainError(f"search: the memory limit must be positive, not {cfg.max_memory}")
     regs = cfg.registers
