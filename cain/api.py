@@ -26,7 +26,6 @@ from xdsl.dialects.builtin import IntegerAttr, ModuleOp
 from xdsl.parser import Parser
 from xdsl.utils.exceptions import DiagnosticException, ParseError, PassFailedException, VerifyException
 
-from cain.backend.bus_synth import DEFERRALS, RUN_ORDER
 from cain.backend.convert import micro_ops_of, program_from_kernel, simulate_micro_ops
 from cain.backend.digital import DigitalProgram, emit_digital, kernel_op
 from cain.backend.emit_c import CTarget, emit_kernel, emit_module
@@ -598,10 +597,8 @@ def _synthesised(ctx: Context, module: ModuleOp, end: float | None) -> ModuleOp:
     """The allocated `module` at bus level: `bus-synth` as `SYNTHESIS` says, then, on a time budget with
     time left before `end`, `bus-synth` with the pass's own options (a wider beam, every deferral, no work
     limit) until `end`, the shorter kept (`_length`; each verified). The second finds what the first's
-    work limit cuts off on long plans (a 30-step 7x7 Gaussian: 24 ICWs, where the first keeps its 30), and
-    a shared value's deferral on small ones. When the first found a program shorter than the expansion, the
-    second leaves out the mode the first ran first (`RUN_ORDER[0]`, the quick one) and spends the time left on
-    the slow ones (that 7x7 Gaussian: `none` 30 ICWs in under a second, then `shared` 24 in 11 s)."""
+    work limit cuts off on long plans (a 30-step 7x7 Gaussian: 24 ICWs, where the first keeps the 96 of
+    the expansion), and a shared value's deferral on small ones."""
 
     def lowered(synthesis: BusSynthPass) -> ModuleOp:
         bus = module.clone()
@@ -613,10 +610,7 @@ def _synthesised(ctx: Context, module: ModuleOp, end: float | None) -> ModuleOp:
     quick = BusSynthPass(beam=SYNTHESIS.beam, defer=SYNTHESIS.defer, work=SYNTHESIS.work, time=left)
     runs = [lowered(quick)]
     if end is not None and end > clock.perf_counter():
-        found = _kernel(runs[0]).counts
-        shorter = found["icws"] < found.get("expansion_icws", found["icws"])
-        defer = tuple(mode for mode in DEFERRALS if not (shorter and mode == RUN_ORDER[0]))
-        runs.append(lowered(BusSynthPass(defer=defer, time=end - clock.perf_counter())))
+        runs.append(lowered(BusSynthPass(time=end - clock.perf_counter())))
     return min(runs, key=lambda bus: _length(_kernel(bus)))
 
 
