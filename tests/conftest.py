@@ -15,6 +15,7 @@ import pytest
 FILECHECK_DIR = Path(__file__).parent / "filecheck"
 SLOW_LIT = (
     "bus-synth/gauss3x3.cain",
+    "search/gauss3x3.cain",
     "emit/hypothetical.cain",
     "frontend-json/errors.mlir",
     "frontend/errors/",

@@ -236,6 +236,7 @@ def programs(draw):
     return Program("random", inputs, instrs, outputs)
 
 
+@pytest.mark.slow
 @settings(max_examples=60, deadline=None, suppress_health_check=[HealthCheck.too_slow])
 @given(programs())
 def test_random_plans_synthesise_to_correct_bus_code(program):

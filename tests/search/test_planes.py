@@ -83,6 +83,7 @@ def test_the_walk_visits_every_offset_once_and_may_end_at_the_origin():
     assert planes.steps((1, -1), (-1, 1)) == ["west", "west", "north", "north"]
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize(
     ("weights", "gauss"), [("[1 1 1; 1 1 1; 1 1 1]", False), ("[1 2 1; 2 4 2; 1 2 1]", True)]
 )
