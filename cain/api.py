@@ -597,8 +597,8 @@ def _synthesised(ctx: Context, module: ModuleOp, end: float | None) -> ModuleOp:
     """The allocated `module` at bus level: `bus-synth` as `SYNTHESIS` says, then, on a time budget with
     time left before `end`, `bus-synth` with the pass's own options (a wider beam, every deferral, no work
     limit) until `end`, the shorter kept (`_length`; each verified). The second finds what the first's
-    work limit cuts off on long plans (a 30-step 7x7 Gaussian: 24 ICWs, where the first keeps the 96 of
-    the expansion), and a shared value's deferral on small ones."""
+    work limit cuts off on long plans (a 30-step 7x7 Gaussian: 24 ICWs, where the first stops with the 30 of
+    deferring nothing, its quick mode), and a shared value's deferral on small ones."""
 
     def lowered(synthesis: BusSynthPass) -> ModuleOp:
         bus = module.clone()
