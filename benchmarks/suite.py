@@ -709,13 +709,21 @@ def comparison(rows: list[dict], versions: Sequence[str]) -> str:
     only = [r["filter"] for r in rows if r["runs"][cur]["status"] == "verified" and r not in both]
     bus = sum(r["runs"][cur]["bus_icws"] for r in ok)
     macro_icws = sum(r["runs"][base]["icws"] for r in ok)
+    base_bus = sum(r["runs"][base]["bus_icws"] for r in ok)
+    bus_longer = [
+        f"{r['filter']} ({r['runs'][cur]['bus_icws']} > {r['runs'][base]['bus_icws']})"
+        for r in ok
+        if r["runs"][cur]["bus_icws"] > r["runs"][base]["bus_icws"]
+    ]
     return (
         f"On the {len(ok)} filters both compile: {tc} macros against {tb} ({percent(tc, tb)}); shorter on "
         f"{shorter}, longer on {len(longer)}{': ' + ', '.join(longer) if longer else ''}. "
         f"Compiled only by {cur}: {', '.join(only) or 'none'}. "
         f"Compiled only by {base}: {', '.join(lost) or 'none'}.\n\n"
         f"ICWs: {cur} at bus level (bus-synth) {bus} against {base}'s macro programs {macro_icws} "
-        f"({percent(bus, macro_icws)}).\n"
+        f"({percent(bus, macro_icws)}), and against {base}'s programs through bus-synth {base_bus} "
+        f"({percent(bus, base_bus)}); longer than those on {len(bus_longer)}"
+        f"{': ' + ', '.join(bus_longer) if bus_longer else ''}.\n"
     )
 
 

@@ -374,6 +374,8 @@ def test_suite_runs_side_by_side_with_a_baseline(tmp_path):
     baseline = sum(row["runs"][record["versions"][1]]["icws"] for row in record["rows"])
     assert f"current at bus level (bus-synth) {current} against" in summary
     assert f"macro programs {baseline} " in summary
+    synthesised = sum(row["runs"][record["versions"][1]]["bus_icws"] for row in record["rows"])
+    assert f"programs through bus-synth {synthesised} " in summary
 
 
 @pytest.mark.long
