@@ -697,12 +697,15 @@ class Space:
         if src >= 0 and tot[src] < tot[u]:
             src = -1  # u is a copy of src when src is at least as big (and has two positions or more)
         t = tot[u]
-        base = -(t + self.dist[u] + (t * t if pat[u] >= 0 else 0))
+        rest_set, rest_pats = set(rest), {pat[g] for g in rest}
+        # the pattern's term leaves with u unless a translate of u stays (a second copy of u counts again)
+        gone = pat[u] >= 0 and (pat[u] not in rest_pats or u in rest_set)
+        base = -(t + self.dist[u] + (t * t if gone else 0))
         return _Upper(
             u,
             rest,
-            set(rest),
-            {pat[g] for g in rest},
+            rest_set,
+            rest_pats,
             base,
             source,
             src,
