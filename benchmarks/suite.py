@@ -700,30 +700,26 @@ def comparison(rows: list[dict], versions: Sequence[str]) -> str:
     lost = [r["filter"] for r in both if r["runs"][cur]["status"] != "verified"]
     tc = sum(r["runs"][cur]["macros"] for r in ok)
     tb = sum(r["runs"][base]["macros"] for r in ok)
-    longer = [
-        f"{r['filter']} ({r['runs'][cur]['macros']} > {r['runs'][base]['macros']})"
-        for r in ok
-        if r["runs"][cur]["macros"] > r["runs"][base]["macros"]
-    ]
+
+    def longer_on(key: str) -> str:
+        """How many filters of `ok` current is longer on in `key`, and which: `2: a (3 > 2), b (5 > 4)`."""
+        pairs = [(r["filter"], r["runs"][cur][key], r["runs"][base][key]) for r in ok]
+        longer = [f"{name} ({c} > {b})" for name, c, b in pairs if c > b]
+        return f"{len(longer)}{': ' + ', '.join(longer) if longer else ''}"
+
     shorter = sum(r["runs"][cur]["macros"] < r["runs"][base]["macros"] for r in ok)
     only = [r["filter"] for r in rows if r["runs"][cur]["status"] == "verified" and r not in both]
     bus = sum(r["runs"][cur]["bus_icws"] for r in ok)
     macro_icws = sum(r["runs"][base]["icws"] for r in ok)
     base_bus = sum(r["runs"][base]["bus_icws"] for r in ok)
-    bus_longer = [
-        f"{r['filter']} ({r['runs'][cur]['bus_icws']} > {r['runs'][base]['bus_icws']})"
-        for r in ok
-        if r["runs"][cur]["bus_icws"] > r["runs"][base]["bus_icws"]
-    ]
     return (
         f"On the {len(ok)} filters both compile: {tc} macros against {tb} ({percent(tc, tb)}); shorter on "
-        f"{shorter}, longer on {len(longer)}{': ' + ', '.join(longer) if longer else ''}. "
+        f"{shorter}, longer on {longer_on('macros')}. "
         f"Compiled only by {cur}: {', '.join(only) or 'none'}. "
         f"Compiled only by {base}: {', '.join(lost) or 'none'}.\n\n"
         f"ICWs: {cur} at bus level (bus-synth) {bus} against {base}'s macro programs {macro_icws} "
         f"({percent(bus, macro_icws)}), and against {base}'s programs through bus-synth {base_bus} "
-        f"({percent(bus, base_bus)}); longer than those on {len(bus_longer)}"
-        f"{': ' + ', '.join(bus_longer) if bus_longer else ''}.\n"
+        f"({percent(bus, base_bus)}); longer than those on {longer_on('bus_icws')}.\n"
     )
 
 
