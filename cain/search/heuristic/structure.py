@@ -1,18 +1,20 @@
 """Kernels that are convolutions of small ones: a forward plan as a chain of small steps.
 
 A goal `G` is a polynomial in the shifts `x`, `y` (channel by channel). When `G = (1 + s m) Q` for a shift
-`m` one move can apply and a sign `s`, the factor costs a move and an add (or sub), plus a division
-when it also halves: a binomial Gaussian of `2^k` is `k` such factors around a single atom. This module
-peels such factors off greedily (each must at least halve the atoms left), pairs `(1 + m)^2` into
-`m (m^-1 + 2 + m)` (two moves and one three-operand add), and builds the chain's instructions, forward,
-after a plan for the remainder `Q 2^h` (`h` the chain's divisions) that the ordinary search finds. The
-result is a first plan and a bound for the reverse search, so it never splits a goal of thousands of
-atoms atom by atom before it has a plan.
+`m` one move can apply and a sign `s`, the factor costs a move and an add (one moved difference for
+`s = -1`), plus a division when it also halves: a binomial Gaussian of `2^k` is `k` such factors around a
+single atom. This module peels such factors off greedily (each must at least halve the atoms left), pairs
+`(1 + m)^2` into `m (m^-1 + 2 + m)` (two moves and one three-operand add) and `(1 + m)(1 + m^2)` into
+`h + m h + m^2 (h + m h)` (a move, a moved add and a three-operand add: a box of four taps), moves the
+steps so that the remainder is nearest the origin, and builds the chain's instructions, forward, after a
+plan for the remainder `Q 2^h` (`h` the chain's divisions) that the ordinary search finds. The result is a
+first plan and a bound for the reverse search, so it never splits a goal of thousands of atoms atom by atom
+before it has a plan.
 """
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 
 from cain.model.isa import MACROS
 from cain.model.program import Instr, Program
@@ -49,13 +51,31 @@ def divide(goal: Counts, m: tuple[int, int], sign: int) -> Counts | None:
 
 @dataclass(frozen=True)
 class Step:
-    """One link of the chain, applied forward to the value `h` before it: `pair` is `(m^-1 + 2 + m) h`,
-    otherwise `(1 + sign m) h`; `halvings` of the input are folded into it (0 to 2 for a pair, 0 or 1)."""
+    """One link of the chain, applied forward to the value `h` before it: `(1 + sign m) h`, or with `pair`
+    `(1 + m)^2 h`, or with `box` `(1 + m)(1 + m^2) h`, each moved by `-lag m` (so the chain's remainder
+    is moved by `lag m`: a pair is `(m^-1 + 2 + m) h`, `lag` 1); `halvings` of the input are folded into
+    it (0 to 2 for a pair or a box, 0 or 1)."""
 
     m: tuple[int, int]
     sign: int
     pair: bool
     halvings: int
+    box: bool = False
+    lag: int = 0
+
+    @property
+    def factors(self) -> int:
+        return 2 if self.pair or self.box else 1
+
+    @property
+    def lags(self) -> range:
+        """The lags its instructions can make: a pair's moves are `m` and `m^-1`, `(1 - m)` is one moved
+        difference, `m^-1 h - h`, and a box moves `h` and then `h + m h` by `m^2`, each either way; `(1 + m)`
+        is `h + m h` (`m^-1 h + h` would do too, but from it the digital search found no plan of a 2x2 box on
+        3 bits that fits six data DREGs, `tests/backend/test_digital.py`)."""
+        if self.pair or self.sign < 0:
+            return range(1, 2)
+        return range(4) if self.box else range(1)
 
 
 def factor_with_centre(goal: Atoms, offsets, depth: int) -> tuple[list[Step], Atoms, Atoms] | None:
@@ -110,24 +130,22 @@ def factor(goal: Atoms, offsets, depth: int) -> tuple[list[Step], Atoms] | None:
     if not found:
         return None
     steps: list[Step] = []
-    shift = [0, 0]
     for m in canon:
         plus = sum(1 for f in found if f == (m, 1))
-        for _ in range(plus // 2):
-            steps.append(Step(m, 1, True, 0))
-            shift[0] += m[0]
-            shift[1] += m[1]
+        steps += [Step(m, 1, True, 0)] * (plus // 2)
         steps += [Step(m, 1, False, 0)] * (plus % 2)
         steps += [Step(m, -1, False, 0)] * sum(1 for f in found if f == (m, -1))
+    steps = _lagged(_boxes(steps), g)
+    shift = [sum(s.lag * s.m[0] for s in steps), sum(s.lag * s.m[1] for s in steps)]
     # divisions folded into the chain: as many as keep the remainder within the input's 2^depth
     peak = max(abs(c) for c in g.values())
-    room = sum(2 if s.pair else 1 for s in steps)
+    room = sum(s.factors for s in steps)
     k = 0
     while k < room and peak << (k + 1) <= 1 << depth:
         k += 1
     for i, s in enumerate(steps):
-        take = min(k, 2 if s.pair else 1)
-        steps[i] = Step(s.m, s.sign, s.pair, take)
+        take = min(k, s.factors)
+        steps[i] = replace(s, halvings=take)
         k -= take
     rest = atoms.from_counts(
         {(x + shift[0], y + shift[1], z): c << sum(s.halvings for s in steps) for (x, y, z), c in g.items()}
@@ -135,20 +153,64 @@ def factor(goal: Atoms, offsets, depth: int) -> tuple[list[Step], Atoms] | None:
     return steps, rest
 
 
-def chain_program(
-    plan: Program,
-    steps: list[Step],
-    macros: set[str],
-    division: str,
-    moves: dict[tuple[int, int], tuple[str, tuple[str, ...]]],
-    centre: int = 0,
-) -> Program | None:
+def _boxes(steps: list[Step]) -> list[Step]:
+    """`steps` with each single `(1 + m)` and a single `(1 + m^2)` made one box step."""
+    out = list(steps)
+    for s in steps:
+        double = (2 * s.m[0], 2 * s.m[1])
+        mate = Step(double, 1, False, 0)
+        if s == Step(s.m, 1, False, 0) and s in out and mate in out:
+            out[out.index(s)] = replace(s, box=True)
+            out.remove(mate)
+    return out
+
+
+def _lagged(steps: list[Step], rest: Counts) -> list[Step]:
+    """`steps` with the lags that bring the remainder `rest` (its bounding box's centre) nearest the origin,
+    chosen step by step: the remainder the search must find then needs the fewest moves."""
+    xs, ys = [x for x, _, _ in rest], [y for _, y, _ in rest]
+    at = [(min(xs) + max(xs)) // 2, (min(ys) + max(ys)) // 2]
+    out = []
+    for s in steps:
+        lag = min(s.lags, key=lambda k: (abs(at[0] + k * s.m[0]) + abs(at[1] + k * s.m[1]), k))
+        at = [at[0] + lag * s.m[0], at[1] + lag * s.m[1]]
+        out.append(replace(s, lag=lag))
+    return out
+
+
+@dataclass(frozen=True)
+class ChainForms:
+    """The macros a chain is written in, by the offset each applies: `moves` (a move), `sums` (`(a + b)`
+    moved: `addx`, `add2x`) and `differences` (`a` moved, less `b`: `subx`, `sub2x`); the division, and every
+    macro of the instruction set."""
+
+    moves: dict[tuple[int, int], tuple[str, tuple[str, ...]]]
+    sums: dict[tuple[int, int], tuple[str, tuple[str, ...]]]
+    differences: dict[tuple[int, int], tuple[str, tuple[str, ...]]]
+    division: str
+    macros: frozenset[str]
+
+    @classmethod
+    def of(cls, space) -> ChainForms:
+        """The forms of a `cain.search.goals.space.Space` (fewest directions first)."""
+        moves = {o: (f.macro, d) for o, (f, d) in space.shift_offsets.items()}
+        by_kind: dict[tuple, dict] = {((1, 1), (True, True)): {}, ((1, -1), (True, False)): {}}
+        for f in sorted(space.binary, key=lambda f: len(f.offsets[0][0]), reverse=True):
+            for d, o in f.offsets if (f.signs, f.shifted) in by_kind else ():
+                by_kind[f.signs, f.shifted][o] = (f.macro, d)
+        sums, differences = by_kind.values()
+        return cls(moves, sums, differences, space.division.macro, frozenset(space.macros))
+
+
+def chain_program(plan: Program, steps: list[Step], forms: ChainForms, centre: int = 0) -> Program | None:
     """`plan` (an SSA plan whose first output is the chain's remainder) followed by the chain's
     instructions: the plan of the whole goal, or None when the instruction set lacks a step's macro.
-    With a `centre` sign, the plan's second output is the centre term, added (or subtracted) last."""
+    With a `centre` sign, the plan's second output is the centre term, added (or subtracted) last.
+    Without the moved forms a box step is two single steps, and `(1 - m)` a move and a `sub`."""
     instrs = list(plan.instrs)
     nxt = 1 + max([v for v, _ in plan.inputs] + [r for i in instrs for r in i.results])
     (h, reg), *others = plan.outputs
+    moves, macros = forms.moves, forms.macros
 
     def emit(macro: str, operands: tuple[int, ...], directions: tuple[str, ...] = ()) -> int:
         nonlocal nxt
@@ -156,13 +218,30 @@ def chain_program(
         nxt += 1
         return nxt - 1
 
+    def halve(h: int, times: int) -> int:
+        for _ in range(times):
+            h = emit(forms.division, (h,))
+        return h
+
+    def single(h: int, m: tuple[int, int], sign: int, halvings: int, lag: int) -> int:
+        base = halve(h, halvings)
+        if sign > 0:  # (1 + m) base moved by -lag m: base and m base, or m^-1 base and base
+            near = (m[0] * (1 - 2 * lag), m[1] * (1 - 2 * lag))
+            return emit("add", (base, emit(moves[near][0], (base,), moves[near][1])))
+        back = (-m[0], -m[1])
+        if back in forms.differences:  # m^-1 base - base = m^-1 (1 - m) base
+            macro, dirs = forms.differences[back]
+            return emit(macro, (base, base), dirs)
+        return emit("sub", (emit(moves[back][0], (base,), moves[back][1]), base))
+
     for s in steps:
         back = (-s.m[0], -s.m[1])
-        if s.m not in moves or (s.pair and back not in moves):
+        double = (2 * s.m[0], 2 * s.m[1])
+        if s.m not in moves or back not in moves:
             return None
         if s.pair:
-            half = emit(division, (h,)) if s.halvings >= 1 else h
-            quarter = emit(division, (half,)) if s.halvings == 2 else half
+            half = halve(h, min(s.halvings, 1))
+            quarter = halve(half, s.halvings - 1)
             east = emit(moves[s.m][0], (quarter,), moves[s.m][1])
             west = emit(moves[back][0], (quarter,), moves[back][1])
             # the centre of (m + 2 + m^-1) at the quarter's scale: twice the quarter
@@ -171,10 +250,21 @@ def chain_program(
                 h = emit("add3", (east, west, middle))
             else:
                 h = emit("add", (emit("add", (east, west)), middle))
+        elif s.box:
+            # h, a = m^(+-1) h and b = m^(+-2) (h + a): taps 0..3 moved by -lag (0: +m, +2m; 1: -m, +2m;
+            # 2: +m, -2m; 3: -m, -2m)
+            near = s.m if s.lag % 2 == 0 else back
+            far = double if s.lag < 2 else (-double[0], -double[1])
+            if far in forms.sums and near in moves and "add3" in macros:
+                base = halve(h, s.halvings)
+                moved = emit(moves[near][0], (base,), moves[near][1])
+                h = emit("add3", (base, moved, emit(forms.sums[far][0], (base, moved), forms.sums[far][1])))
+            else:  # two single steps: (1 + m) with lag lag % 2, (1 + m^2) with lag lag // 2
+                first = min(s.halvings, 1)
+                h = single(h, s.m, 1, first, s.lag % 2)
+                h = single(h, double, 1, s.halvings - first, s.lag // 2)
         else:
-            base = emit(division, (h,)) if s.halvings else h
-            moved = emit(moves[s.m][0], (base,), moves[s.m][1])
-            h = emit("add" if s.sign > 0 else "sub", (base, moved))
+            h = single(h, s.m, s.sign, s.halvings, s.lag)
     if len(others) == 1 and centre:  # the centre term, the plan's second output, joins last
         (c, _), others = others[0], []
         h = emit("add" if centre > 0 else "sub", (h, c))

@@ -321,9 +321,8 @@ class Worker:
         )
         if plan is None:
             return
-        moves = {o: (f.macro, d) for o, (f, d) in space.shift_offsets.items()}
         sign = (1 if centre[0][3] > 0 else -1) if centre else 0
-        program = structure.chain_program(plan, steps, set(space.macros), space.division.macro, moves, sign)
+        program = structure.chain_program(plan, steps, structure.ChainForms.of(space), sign)
         if program is not None:
             self._offer(replace(program, name=self.filt.name))
 
