@@ -119,6 +119,22 @@ def test_a_blur_against_the_centre_is_factored_around_it():
     assert result.program.macros <= 25  # the search alone: about 100 in 5 s
 
 
+@pytest.mark.parametrize(
+    ("kernel", "macros"),
+    [
+        # blur - 16: the last pair's second move is a subx of the centre (12 with a sub of its own)
+        ("1/16 [1 2 1; 2 -12 2; 1 2 1]", 11),
+        # the cross - 4: the last single step's move is a sub2x of the centre (10 with a sub)
+        ("[0 1 0; 1 -4 1; 0 1 0]", 9),
+    ],
+)
+def test_the_centre_joins_the_last_step(kernel, macros):
+    f = parse_filter(f"filter c\ninput A\noutput o -> A = {kernel}\n", "c.cain")
+    result = search(f, SearchConfig(node_budget=1, progress=False, fallback=False))
+    assert result.events[0].macros == macros
+    verify_program(result.program, f.initial_goals(), f.final_goals(), f.depth)
+
+
 def test_a_pair_with_one_halving_keeps_its_centre():
     # 1/8 [1 2 1; 2 2 2; 1 2 1] is a binomial at depth 4 against its centre: at depth 3 one [1 2 1] pair of
     # its chain carries a single halving, whose centre is the unhalved value (a wrong chain fails finish())

@@ -205,12 +205,18 @@ class ChainForms:
 def chain_program(plan: Program, steps: list[Step], forms: ChainForms, centre: int = 0) -> Program | None:
     """`plan` (an SSA plan whose first output is the chain's remainder) followed by the chain's
     instructions: the plan of the whole goal, or None when the instruction set lacks a step's macro.
-    With a `centre` sign, the plan's second output is the centre term, added (or subtracted) last.
+    With a `centre` sign, the plan's second output is the centre term, added (or subtracted) last; a
+    subtracted one joins the last step's last move when a form allows (`subx`: the move's `m h - c`, which
+    the step's add then sums). An added one stays an `add` of its own: as an `add3` beside a `1 + m` step's
+    two terms it made no suite filter shorter and one longer at bus level (benchmarks/README.md).
     Without the moved forms a box step is two single steps, and `(1 - m)` a move and a `sub`."""
     instrs = list(plan.instrs)
     nxt = 1 + max([v for v, _ in plan.inputs] + [r for i in instrs for r in i.results])
     (h, reg), *others = plan.outputs
     moves, macros = forms.moves, forms.macros
+    c = None
+    if len(others) == 1 and centre:
+        (c, _), others = others[0], []
 
     def emit(macro: str, operands: tuple[int, ...], directions: tuple[str, ...] = ()) -> int:
         nonlocal nxt
@@ -223,18 +229,29 @@ def chain_program(plan: Program, steps: list[Step], forms: ChainForms, centre: i
             h = emit(forms.division, (h,))
         return h
 
-    def single(h: int, m: tuple[int, int], sign: int, halvings: int, lag: int) -> int:
+    def moved(h: int, m: tuple[int, int], last: bool) -> int:
+        """`m h`; in the last step, `m h - c` when the centre is subtracted and one form does it."""
+        nonlocal c
+        if last and c is not None and centre < 0 and m in forms.differences:
+            macro, dirs = forms.differences[m]
+            h, c = emit(macro, (h, c), dirs), None
+            return h
+        return emit(moves[m][0], (h,), moves[m][1])
+
+    def single(h: int, m: tuple[int, int], sign: int, halvings: int, lag: int, last: bool) -> int:
+        nonlocal c
         base = halve(h, halvings)
         if sign > 0:  # (1 + m) base moved by -lag m: base and m base, or m^-1 base and base
             near = (m[0] * (1 - 2 * lag), m[1] * (1 - 2 * lag))
-            return emit("add", (base, emit(moves[near][0], (base,), moves[near][1])))
+            return emit("add", (base, moved(base, near, last)))
         back = (-m[0], -m[1])
         if back in forms.differences:  # m^-1 base - base = m^-1 (1 - m) base
             macro, dirs = forms.differences[back]
             return emit(macro, (base, base), dirs)
         return emit("sub", (emit(moves[back][0], (base,), moves[back][1]), base))
 
-    for s in steps:
+    for i, s in enumerate(steps):
+        last = i == len(steps) - 1
         back = (-s.m[0], -s.m[1])
         double = (2 * s.m[0], 2 * s.m[1])
         if s.m not in moves or back not in moves:
@@ -243,7 +260,7 @@ def chain_program(plan: Program, steps: list[Step], forms: ChainForms, centre: i
             half = halve(h, min(s.halvings, 1))
             quarter = halve(half, s.halvings - 1)
             east = emit(moves[s.m][0], (quarter,), moves[s.m][1])
-            west = emit(moves[back][0], (quarter,), moves[back][1])
+            west = moved(quarter, back, last)
             # the centre of (m + 2 + m^-1) at the quarter's scale: twice the quarter
             middle = half if s.halvings == 2 else h if s.halvings == 1 else emit("add", (h, h))
             if "add3" in macros:
@@ -257,16 +274,15 @@ def chain_program(plan: Program, steps: list[Step], forms: ChainForms, centre: i
             far = double if s.lag < 2 else (-double[0], -double[1])
             if far in forms.sums and near in moves and "add3" in macros:
                 base = halve(h, s.halvings)
-                moved = emit(moves[near][0], (base,), moves[near][1])
-                h = emit("add3", (base, moved, emit(forms.sums[far][0], (base, moved), forms.sums[far][1])))
+                a = emit(moves[near][0], (base,), moves[near][1])
+                h = emit("add3", (base, a, emit(forms.sums[far][0], (base, a), forms.sums[far][1])))
             else:  # two single steps: (1 + m) with lag lag % 2, (1 + m^2) with lag lag // 2
                 first = min(s.halvings, 1)
-                h = single(h, s.m, 1, first, s.lag % 2)
-                h = single(h, double, 1, s.halvings - first, s.lag // 2)
+                h = single(h, s.m, 1, first, s.lag % 2, False)
+                h = single(h, double, 1, s.halvings - first, s.lag // 2, last)
         else:
-            h = single(h, s.m, s.sign, s.halvings, s.lag)
-    if len(others) == 1 and centre:  # the centre term, the plan's second output, joins last
-        (c, _), others = others[0], []
+            h = single(h, s.m, s.sign, s.halvings, s.lag, last)
+    if c is not None:  # the centre term, the plan's second output, joins last
         h = emit("add" if centre > 0 else "sub", (h, c))
     if any(i.macro not in macros or i.macro not in MACROS for i in instrs):
         return None
