@@ -229,7 +229,7 @@ def chain_program(plan: Program, steps: list[Step], forms: ChainForms, centre: i
             h = emit(forms.division, (h,))
         return h
 
-    def moved(h: int, m: tuple[int, int], last: bool) -> int:
+    def moved(h: int, m: tuple[int, int], last: bool = False) -> int:
         """`m h`; in the last step, `m h - c` when the centre is subtracted and one form does it."""
         nonlocal c
         if last and c is not None and centre < 0 and m in forms.differences:
@@ -239,7 +239,6 @@ def chain_program(plan: Program, steps: list[Step], forms: ChainForms, centre: i
         return emit(moves[m][0], (h,), moves[m][1])
 
     def single(h: int, m: tuple[int, int], sign: int, halvings: int, lag: int, last: bool) -> int:
-        nonlocal c
         base = halve(h, halvings)
         if sign > 0:  # (1 + m) base moved by -lag m: base and m base, or m^-1 base and base
             near = (m[0] * (1 - 2 * lag), m[1] * (1 - 2 * lag))
@@ -248,7 +247,7 @@ def chain_program(plan: Program, steps: list[Step], forms: ChainForms, centre: i
         if back in forms.differences:  # m^-1 base - base = m^-1 (1 - m) base
             macro, dirs = forms.differences[back]
             return emit(macro, (base, base), dirs)
-        return emit("sub", (emit(moves[back][0], (base,), moves[back][1]), base))
+        return emit("sub", (moved(base, back), base))
 
     for i, s in enumerate(steps):
         last = i == len(steps) - 1
@@ -259,7 +258,7 @@ def chain_program(plan: Program, steps: list[Step], forms: ChainForms, centre: i
         if s.pair:
             half = halve(h, min(s.halvings, 1))
             quarter = halve(half, s.halvings - 1)
-            east = emit(moves[s.m][0], (quarter,), moves[s.m][1])
+            east = moved(quarter, s.m)
             west = moved(quarter, back, last)
             # the centre of (m + 2 + m^-1) at the quarter's scale: twice the quarter
             middle = half if s.halvings == 2 else h if s.halvings == 1 else emit("add", (h, h))
@@ -274,7 +273,7 @@ def chain_program(plan: Program, steps: list[Step], forms: ChainForms, centre: i
             far = double if s.lag < 2 else (-double[0], -double[1])
             if far in forms.sums and near in moves and "add3" in macros:
                 base = halve(h, s.halvings)
-                a = emit(moves[near][0], (base,), moves[near][1])
+                a = moved(base, near)
                 h = emit("add3", (base, a, emit(forms.sums[far][0], (base, a), forms.sums[far][1])))
             else:  # two single steps: (1 + m) with lag lag % 2, (1 + m^2) with lag lag // 2
                 first = min(s.halvings, 1)
