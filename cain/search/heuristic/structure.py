@@ -196,8 +196,9 @@ class ChainForms:
         moves = {o: (f.macro, d) for o, (f, d) in space.shift_offsets.items()}
         by_kind: dict[tuple, dict] = {((1, 1), (True, True)): {}, ((1, -1), (True, False)): {}}
         for f in sorted(space.binary, key=lambda f: len(f.offsets[0][0]), reverse=True):
-            for d, o in f.offsets if (f.signs, f.shifted) in by_kind else ():
-                by_kind[f.signs, f.shifted][o] = (f.macro, d)
+            kind = by_kind.get((f.signs, f.shifted))
+            for d, o in f.offsets if kind is not None else ():
+                kind[o] = (f.macro, d)
         sums, differences = by_kind.values()
         return cls(moves, sums, differences, space.division.macro, frozenset(space.macros))
 
@@ -229,12 +230,16 @@ def chain_program(plan: Program, steps: list[Step], forms: ChainForms, centre: i
             h = emit(forms.division, (h,))
         return h
 
+    def difference(a: int, m: tuple[int, int], b: int) -> int:
+        """`m a - b` by one moved difference (`subx`, `sub2x`)."""
+        macro, dirs = forms.differences[m]
+        return emit(macro, (a, b), dirs)
+
     def moved(h: int, m: tuple[int, int], last: bool = False) -> int:
         """`m h`; in the last step, `m h - c` when the centre is subtracted and one form does it."""
         nonlocal c
         if last and c is not None and centre < 0 and m in forms.differences:
-            macro, dirs = forms.differences[m]
-            h, c = emit(macro, (h, c), dirs), None
+            h, c = difference(h, m, c), None
             return h
         return emit(moves[m][0], (h,), moves[m][1])
 
@@ -245,8 +250,7 @@ def chain_program(plan: Program, steps: list[Step], forms: ChainForms, centre: i
             return emit("add", (base, moved(base, near, last)))
         back = (-m[0], -m[1])
         if back in forms.differences:  # m^-1 base - base = m^-1 (1 - m) base
-            macro, dirs = forms.differences[back]
-            return emit(macro, (base, base), dirs)
+            return difference(base, back, base)
         return emit("sub", (moved(base, back), base))
 
     for i, s in enumerate(steps):
@@ -271,7 +275,7 @@ def chain_program(plan: Program, steps: list[Step], forms: ChainForms, centre: i
             # 2: +m, -2m; 3: -m, -2m)
             near = s.m if s.lag % 2 == 0 else back
             far = double if s.lag < 2 else (-double[0], -double[1])
-            if far in forms.sums and near in moves and "add3" in macros:
+            if far in forms.sums and "add3" in macros:  # (near is m or its back: both moves)
                 base = halve(h, s.halvings)
                 a = moved(base, near)
                 h = emit("add3", (base, a, emit(forms.sums[far][0], (base, a), forms.sums[far][1])))
