@@ -115,7 +115,9 @@ def long_lived_tables() -> Iterator[None]:
     """The cyclic garbage collector set for a search, whose tables (goals, memos, the traversal's cache)
     grow to millions of objects that live until it ends and that each collection would traverse again
     (a fifth of the heuristic search's time): young collections run less often, and `settle` freezes what
-    survived so far. On exit everything frozen is handed back to the collector."""
+    survived so far. On exit everything frozen is handed back to the collector and collected at once: left
+    to wait for a full collection, the search's cycles piled up in a process compiling filter after filter
+    (tens of MB a digital filter, gigabytes over a campaign, until the memory limit cut its searches short)."""
     threshold = gc.get_threshold()
     gc.set_threshold(10_000, 50, 1000)
     _SEARCHING[0] += 1
@@ -126,6 +128,7 @@ def long_lived_tables() -> Iterator[None]:
         if not _SEARCHING[0]:
             gc.unfreeze()
             gc.set_threshold(*threshold)
+            gc.collect()
 
 
 def settle() -> None:

@@ -5,6 +5,7 @@ deterministic, and the program it returns computes the filter."""
 from __future__ import annotations
 
 import gc
+import weakref
 from pathlib import Path
 
 import pytest
@@ -123,3 +124,20 @@ def test_long_lived_tables_hands_everything_back():
         assert gc.get_freeze_count() > 0  # the inner context leaves the outer one's state alone
     assert gc.get_freeze_count() == 0
     assert gc.get_threshold() == before
+
+
+def test_a_searchs_cycles_are_collected_when_it_ends():
+    """A cycle the search froze and dropped is freed as the search's context closes, not at some later full
+    collection (a campaign's process grew by gigabytes so, until its searches hit the memory limit)."""
+
+    class Node:
+        pass
+
+    with long_lived_tables():
+        cycle = Node()
+        cycle.self = cycle
+        alive = weakref.ref(cycle)
+        settle()
+        del cycle
+        assert alive() is not None  # frozen: only a collection after the context frees it
+    assert alive() is None
