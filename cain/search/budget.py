@@ -115,9 +115,10 @@ def long_lived_tables() -> Iterator[None]:
     """The cyclic garbage collector set for a search, whose tables (goals, memos, the traversal's cache)
     grow to millions of objects that live until it ends and that each collection would traverse again
     (a fifth of the heuristic search's time): young collections run less often, and `settle` freezes what
-    survived so far. On exit everything frozen is handed back to the collector and collected at once: left
-    to wait for a full collection, the search's cycles piled up in a process compiling filter after filter
-    (tens of MB a digital filter, gigabytes over a campaign, until the memory limit cut its searches short)."""
+    survived so far. On exit everything frozen is handed back to the collector, and collected at once when
+    the process grew by `COLLECT_GROWTH` or more since the last such collection: left to wait for a full
+    collection, the searches' cycles piled up in a process compiling filter after filter (tens of MB a
+    digital filter, gigabytes over a campaign, until the memory limit cut its searches short)."""
     threshold = gc.get_threshold()
     gc.set_threshold(10_000, 50, 1000)
     _SEARCHING[0] += 1
@@ -128,7 +129,16 @@ def long_lived_tables() -> Iterator[None]:
         if not _SEARCHING[0]:
             gc.unfreeze()
             gc.set_threshold(*threshold)
-            gc.collect()
+            if resident_memory() - _COLLECTED[0] >= COLLECT_GROWTH:
+                gc.collect()
+                _COLLECTED[0] = resident_memory()
+
+
+COLLECT_GROWTH = 16 << 20
+"""Bytes of resident memory the process may gain between two collections at a search's end (a full
+collection takes about 25 ms even after a small search, which the test suite runs by the thousand)."""
+_COLLECTED = [0]
+"""This process's resident memory after the last collection at a search's end."""
 
 
 def settle() -> None:

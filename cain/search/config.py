@@ -43,7 +43,9 @@ class SearchConfig:
     (cain.backend.bus_synth), the search itself still ordered and bounded by macros."""
     score: Callable[[Program], int | None] | None = None
     """Under `cost=icws`: the ICWs of a plan (SSA) at the level it runs at, None when it cannot run there
-    (the digital plane's lowering, `cain.search.digital`). None: bus-level synthesis scores plans."""
+    (the digital plane's lowering, `cain.search.digital`), and then the plan is dropped as it is found, so that
+    it bounds nothing (a plan that does not fit the DREG file must not cut off longer ones that do; on a time
+    budget within `cain.search.heuristic.worker.OFFER_SHARE`). None: bus-level synthesis scores plans."""
     heuristic: str = "scamp5"
     progress: bool | None = None
     branch: int = 40

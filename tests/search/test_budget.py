@@ -13,9 +13,9 @@ from search_cases import CNN6
 
 from cain.backend.verify import verify_for_filter
 from cain.frontend.kernel import parse_filter
-from cain.search import SearchConfig, search
+from cain.search import SearchConfig, budget, search
 from cain.search.allocate import allocated
-from cain.search.budget import Budget, OutOfBudget, Stopped, long_lived_tables, settle
+from cain.search.budget import COLLECT_GROWTH, Budget, OutOfBudget, Stopped, long_lived_tables, settle
 from cain.search.exact.deepening import ExactSearch
 
 EXAMPLES = Path(__file__).parent.parent.parent / "examples"
@@ -126,16 +126,18 @@ def test_long_lived_tables_hands_everything_back():
     assert gc.get_threshold() == before
 
 
-def test_a_searchs_cycles_are_collected_when_it_ends():
+def test_a_searchs_cycles_are_collected_when_it_ends(monkeypatch):
     """A cycle the search froze and dropped is freed as the search's context closes, not at some later full
     collection (a campaign's process grew by gigabytes so, until its searches hit the memory limit)."""
 
     class Node:
         pass
 
+    monkeypatch.setattr(budget, "_COLLECTED", [budget.resident_memory()])
     with long_lived_tables():
         cycle = Node()
         cycle.self = cycle
+        cycle.table = bytearray(2 * COLLECT_GROWTH)  # as big as a search's tables: collected at the end
         alive = weakref.ref(cycle)
         settle()
         del cycle

@@ -129,7 +129,7 @@ def test_icws_cost_scores_plans_at_bus_level():
 
 def test_a_score_ranks_the_plans_under_cost_icws():
     """`SearchConfig.score` replaces bus-level synthesis (the digital plane's lowering): it decides among the
-    plans found, and a plan it cannot score (None) is never chosen by it."""
+    plans found, and a plan it cannot score (None) is never the result and bounds nothing."""
     f = example("sobel")
     scored: list[int] = []
 
@@ -144,9 +144,12 @@ def test_a_score_ranks_the_plans_under_cost_icws():
     # the constructive program is compared by the score too (here: kept for being longer)
     with_fallback = search(f, replace(cfg, score=longest, fallback=True))
     assert with_fallback.constructive and with_fallback.plan.macros > r.plan.macros
-    none = search(f, replace(cfg, score=lambda plan: None))
-    check(none.program, f)
-    assert none.events[-1].bus_icws == 0
+    # every plan under 12 macros rejected (sobel's shortest here is 9): the search goes on past them to longer
+    # plans (before, the first rejected plan bounded it, and a 9-macro plan was the result)
+    at_least = search(f, replace(cfg, score=lambda plan: None if plan.macros < 12 else plan.macros))
+    check(at_least.program, f)
+    assert at_least.plan.macros >= 12 and at_least.events[-1].bus_icws == at_least.plan.macros
+    assert search(f, replace(cfg, score=lambda plan: None)).program is None
 
 
 def test_random_order_is_deterministic_for_a_seed():

@@ -33,6 +33,10 @@ BUS_TIES = 24
 BUS_CANDIDATES = 8
 """Under `cost=icws`, the shortest plans (in macros) scored at bus level when the search ends; one plan of
 every longer length found is scored after them."""
+OFFER_SHARE = 0.25
+"""With a `SearchConfig.score` on a time budget, the most of the time spent so far that scoring plans as they
+are found may take (a plan the DREG file does not hold costs every lowering variant); past it, a plan bounds
+the search unscored until its share comes back. On a node budget every plan is scored as found."""
 BUS_SHARE = 0.15
 """Under `cost=icws` with a time budget, the part of it kept for scoring plans at bus level."""
 AGAIN_MARK = 0.2
@@ -139,6 +143,8 @@ class Worker:
         self.candidates: list[tuple[Program, Program]] = []
         """Under `cost=icws`: every plan found (allocated, and as SSA), to score at bus level at the end."""
         self.ties = 0
+        self.offer_seconds = 0.0
+        """Seconds spent scoring plans as they were found (`_scores_now`)."""
         self.hard_deadline: float | None = None
         """The end of the time budget; the traversal's (`budget`) comes earlier under `cost=icws`."""
         self.best: Program | None = None
@@ -224,10 +230,17 @@ class Worker:
         tie = macros == self.best_cost and (not self.icws_cost or self.ties >= BUS_TIES)
         return macros > self.best_cost or tie
 
+    def _scores_now(self) -> bool:
+        """Whether a plan found now is scored before it may bound the search (`OFFER_SHARE`)."""
+        if self.seconds is None:
+            return True
+        return self.offer_seconds <= OFFER_SHARE * (time.perf_counter() - self.start)
+
     def _offer(self, program: Program) -> bool:
         """Keep `program` (an SSA plan, its negations folded: `fold_negations`) as the best if it is shorter
-        and fits the registers; under `cost=icws` plans as short as the best are kept too, as candidates for
-        bus-level scoring. Whether it is now the best."""
+        and fits the registers, and with a `SearchConfig.score` if that scores it (fits the DREG file): a plan
+        that does not bounds nothing; under `cost=icws` plans as short as the best are kept too, as candidates
+        for bus-level scoring. Whether it is now the best."""
         program = fold_negations(program, self.space.macros)
         if self._beaten(program.macros):  # the plan's own length: allocation only adds moves
             return False
@@ -237,6 +250,13 @@ class Worker:
             return False
         if self._beaten(done.macros):
             return False
+        if self.cfg.score is not None and self._scores_now():
+            began = time.perf_counter()
+            fits = self.cfg.score(program) is not None
+            self.offer_seconds += time.perf_counter() - began
+            if not fits:
+                self.discarded += 1  # its target (the DREG file) cannot hold it: as if it did not allocate
+                return False
         tie = done.macros == self.best_cost
         if self.icws_cost:
             self.candidates.append((done, program))
