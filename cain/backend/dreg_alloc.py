@@ -212,8 +212,8 @@ class Parking:
 
 def park(words: Sequence[Word], inputs: Sequence[str], outputs: Sequence[str], flag: bool = False) -> Parked:
     """The words with bits parked (`Parking`): in R12, the input bit first read the latest, from the start
-    until that read, then an output bit; with `flag`, in FLAG the output bit finished first, from then to
-    the end."""
+    until that read (to the end when it is an output bit too), then an output bit; with `flag`, in FLAG the
+    output bit finished first, from then to the end."""
     parking = Parking(words, outputs)
     masked = next(iter(MASKED))
     if flag and (found := parking.finished_first()) is not None:
@@ -223,6 +223,8 @@ def park(words: Sequence[Word], inputs: Sequence[str], outputs: Sequence[str], f
     late = max((b for b in inputs if parking.first_read(b) < len(out)), key=parking.first_read, default=None)
     if late is not None and any(w.kind == "DNEWS0" for w in out[: parking.first_read(late)]):
         name = parking.put(late, 0, masked)
+        if name in parking.outputs:  # R12 holds it to the end (fuzz2_82: another bit parked there overwrote it)
+            return parking.result()
         start = max(i for i, w in enumerate(parking.out) if name in w.srcs) + 1
     if (found := parking.finished_first()) is not None:
         b, at = found
