@@ -238,9 +238,9 @@ class Worker:
 
     def _offer(self, program: Program) -> bool:
         """Keep `program` (an SSA plan, its negations folded: `fold_negations`) as the best if it is shorter
-        and fits the registers, and with a `SearchConfig.score` if that scores it (fits the DREG file): a plan
-        that does not bounds nothing; under `cost=icws` plans as short as the best are kept too, as candidates
-        for bus-level scoring. Whether it is now the best."""
+        and fits the registers, and, with a `SearchConfig.score`, if that scores it (fits the DREG file): a
+        plan that does not fit bounds nothing; under `cost=icws` plans as short as the best are kept too, as
+        candidates for bus-level scoring. Whether it is now the best."""
         program = fold_negations(program, self.space.macros)
         if self._beaten(program.macros):  # the plan's own length: allocation only adds moves
             return False
