@@ -20,6 +20,7 @@ from cain.model.dreg import Encoding
 from cain.model.filter import Filter, Kernel
 from cain.model.program import Program
 from cain.search.config import DEFAULT_TIME, SearchConfig
+from cain.search.constructive.accumulators import accumulator_plan, kernel_orders
 from cain.search.constructive.planes import plane_plan, split_filter
 from cain.search.engine import search
 
@@ -87,10 +88,13 @@ class Lowered:
 
         return self.fewest(tries(PLAIN)) or self.fewest(tries(REORDERED)) or self.fewest(tries(OFFSET))
 
-    def fewest(self, tries: Sequence[tuple[Program, Any]]) -> Any:
-        """The lowest-ranked program of the plans lowered with their variants (`lower`); the first on ties."""
+    def fewest(self, tries: Sequence[tuple[Program, Any]], deadline: float | None = None) -> Any:
+        """The lowest-ranked program of the plans lowered with their variants (`lower`), those tried before
+        `deadline` if given; the first on ties."""
         best = None
         for plan, variant in tries:
+            if deadline is not None and clock.perf_counter() > deadline:
+                break
             try:
                 program = self.lower(plan, variant)
             except CainError as e:
@@ -132,15 +136,47 @@ class Lowered:
         )
 
 
-def plane_program(filt: Filter, encoding: Encoding) -> DigitalProgram | None:
+def plane_program(filt: Filter, encoding: Encoding, deadline: float | None = None) -> DigitalProgram | None:
     """The fewest-ICW program of the bit-plane plan (`cain.search.constructive.planes`), with the inputs and
-    kernels of `filt` (each channel's planes joined again); None when it does not fit the DREG file."""
+    kernels of `filt` (each channel's planes joined again); None when it does not fit the DREG file (or none
+    was found to by `deadline`)."""
     split = plan_filter(filt, encoding, planes=True)
-    assert split.encoding is not None
-    lowered = Lowered(split, split.encoding)
     plans = [plane_plan(split, last, top) for top in (False, True) for last in (False, True)]
-    program = lowered.fewest([(plan, v) for plan in plans for v in PLAIN])
-    program = program or lowered.fewest([(plan, v) for plan in plans for v in OFFSET])
+    return joined(fewest_fitting(split, split.encoding, plans, deadline), filt, encoding)
+
+
+def accumulator_program(
+    filt: Filter, encoding: Encoding, deadline: float | None = None
+) -> DigitalProgram | None:
+    """The fewest-ICW program of the accumulator plans (`cain.search.constructive.accumulators`), one per
+    order of the kernels: on the inputs, and on their planes with the last kernel's sum or with the bit-plane
+    plan's walks for it; None when none fits the DREG file (or none was found to by `deadline`)."""
+    orders = kernel_orders(len(filt.kernels))
+    integer, split = integer_filter(filt), plan_filter(filt, encoding, planes=True)
+    walks = [None] + [(last, top) for top in (False, True) for last in (False, True)]
+    on_planes = [accumulator_plan(split, o, w) for o in orders for w in walks]
+    found = [
+        fewest_fitting(filt, encoding, [accumulator_plan(integer, o) for o in orders], deadline),
+        joined(fewest_fitting(split, split.encoding, on_planes, deadline), filt, encoding),
+    ]
+    return min((p for p in found if p is not None), key=lambda p: p.icws, default=None)
+
+
+def fewest_fitting(
+    filt: Filter, encoding: Encoding | None, plans: Sequence[Program], deadline: float | None = None
+) -> DigitalProgram | None:
+    """The fewest-ICW program of `plans` of the digital filter `filt` on `encoding` in two's complement, else
+    (when none fits the DREG file) in offset binary; None when none fits either way (of the lowerings tried
+    before `deadline`)."""
+    assert encoding is not None
+    lowered = Lowered(filt, encoding)
+    program = lowered.fewest([(plan, v) for plan in plans for v in PLAIN], deadline)
+    return program or lowered.fewest([(plan, v) for plan in plans for v in OFFSET], deadline)
+
+
+def joined(program: DigitalProgram | None, filt: Filter, encoding: Encoding) -> DigitalProgram | None:
+    """A program of `filt` split into its input planes (`plan_filter` with `planes`) as a program of `filt`:
+    each channel's planes joined again into its inputs."""
     if program is None:
         return None
     regs = iter(r for _, (r,) in program.inputs)
@@ -223,8 +259,9 @@ def compile_digital(
     """The verified digital program of fewest ICWs the searches found for `filt` within `budget` search nodes
     (deterministic) or `time` seconds (with both, whichever ends first; with neither, `DEFAULT_TIME`); a
     clear error when none fits the DREG file, at once (no search) when a bound proves that no program fits
-    (`cain.backend.digital_bound`: the outputs' bits, or their values after the last move). When no searched plan fits, the bit-plane plan's program
-    (`plane_program`), if it does."""
+    (`cain.backend.digital_bound`: the outputs' bits, or their values after the last move). When no searched
+    plan fits, the bit-plane plan's program (`plane_program`), else the accumulator plans'
+    (`accumulator_program`), if one fits, among those lowered within the time budget."""
     start = clock.perf_counter()
     impossible = proven_no_fit(filt, encoding)
     if impossible is not None:
@@ -236,7 +273,8 @@ def compile_digital(
     try:
         best = lowered.best()
     except DigitalAllocationError:
-        best = plane_program(filt, encoding)
+        deadline = None if seconds is None else start + seconds  # a node budget alone: no deadline
+        best = plane_program(filt, encoding, deadline) or accumulator_program(filt, encoding, deadline)
         if best is None:
             raise
     ensure_digital_verified(best, seed)

@@ -92,12 +92,26 @@ class PlanePlan:
 
     def __init__(self, inputs: int):
         self.instrs: list[Instr] = []
+        self.inputs = inputs
         self.count = inputs
 
     def new(self, macro: str, operands: tuple[int, ...] = (), directions: tuple[str, ...] = ()) -> int:
         self.instrs.append(Instr(macro, (self.count,), operands, directions))
         self.count += 1
         return self.count - 1
+
+    def add_weighted(self, total: int | None, doubled: dict[int, int], weight: int) -> int | None:
+        """`total` (None: nothing yet) plus `weight` times the value `doubled[0]`, a signed digit at a time:
+        each power of two of it doubled once (`doubled` keeps them; doubling is free in DREGs)."""
+        for sign, power in signed_digits(weight):
+            for j in range(max(doubled) + 1, power + 1):
+                doubled[j] = self.new("add", (doubled[j - 1], doubled[j - 1]))
+            term = doubled[power]
+            if total is None:
+                total = term if sign > 0 else self.new("neg", (term,))
+            else:
+                total = self.new("add" if sign > 0 else "sub", (total, term))
+        return total
 
 
 def plane_plan(split: Filter, origin_last: bool = False, top_first: bool = False) -> Program:
@@ -108,10 +122,24 @@ def plane_plan(split: Filter, origin_last: bool = False, top_first: bool = False
     end: two moves more, and the plane is read once only, so R12 may hold it (`cain.backend.dreg_alloc.park`)
     and then an output bit. With `top_first`, the planes go highest bit first: the running sums then hold
     no low bits (the high planes' terms have none) while the lower planes wait to be walked."""
-    planes = len(split.inputs)
-    build = PlanePlan(planes)
-    sums: list[int | None] = [None] * len(split.kernels)
-    goals = split.final_goals()
+    build = PlanePlan(len(split.inputs))
+    sums = walk_planes(build, split.final_goals(), origin_last, top_first)
+    outputs = [build.new("res") if s is None else s for s in sums]
+    return Program(
+        f"{split.name}_planes",
+        [(p, reg) for p, (_, reg) in enumerate(split.inputs)],
+        build.instrs,
+        [(v, k.register) for v, k in zip(outputs, split.kernels, strict=True)],
+    )
+
+
+def walk_planes(
+    build: PlanePlan, goals: list[Goal], origin_last: bool = False, top_first: bool = False
+) -> list[int | None]:
+    """The instructions of `plane_plan`'s walks for `goals` (on the split filter's planes, the inputs of
+    `build`), added to `build`: each goal's running sum (None for a zero goal)."""
+    planes = build.inputs
+    sums: list[int | None] = [None] * len(goals)
     order = sorted(range(planes), key=lambda p: (max(c for _, c in _weights(goals, p)).bit_length(), p))
     order = order[::-1] if top_first else order
     for p in order:
@@ -123,21 +151,8 @@ def plane_plan(split: Filter, origin_last: bool = False, top_first: bool = False
             here = there
             doubled = {0: walker}
             for k, goal in enumerate(goals):
-                for sign, power in signed_digits(goal.count((*there, p))):
-                    for j in range(max(doubled) + 1, power + 1):
-                        doubled[j] = build.new("add", (doubled[j - 1], doubled[j - 1]))
-                    term = doubled[power]
-                    if sums[k] is None:
-                        sums[k] = term if sign > 0 else build.new("neg", (term,))
-                    else:
-                        sums[k] = build.new("add" if sign > 0 else "sub", (sums[k], term))
-    outputs = [build.new("res") if s is None else s for s in sums]
-    return Program(
-        f"{split.name}_planes",
-        [(p, reg) for p, (_, reg) in enumerate(split.inputs)],
-        build.instrs,
-        [(v, k.register) for v, k in zip(outputs, split.kernels, strict=True)],
-    )
+                sums[k] = build.add_weighted(sums[k], doubled, goal.count((*there, p)))
+    return sums
 
 
 def _weights(goals: list[Goal], plane: int) -> list[tuple[tuple[int, int], int]]:
