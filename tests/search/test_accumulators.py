@@ -8,11 +8,11 @@ import time
 
 from hypothesis import given, settings
 from hypothesis import strategies as st
-from search.test_planes import kernel_text, matrices
+from search.test_planes import kernel_text, matrices, wide_file
 
 import cain
 from cain.backend import digital
-from cain.model.dreg import DATA_DREGS, FLAGS, Encoding
+from cain.model.dreg import FLAGS
 from cain.model.goal import Goal
 from cain.search.constructive.accumulators import accumulator_plan, kernel_orders
 from cain.search.digital import accumulator_program, integer_filter, lower_plan, plan_filter, plane_program
@@ -44,9 +44,7 @@ def test_the_accumulator_plan_computes_the_kernels_in_every_order(weights, bits,
 @settings(max_examples=5, deadline=None)
 @given(matrices, st.integers(1, 3), st.sampled_from([None, 3]))
 def test_accumulator_programs_are_exact_on_a_wide_dreg_file(weights, bits, width):
-    filt = cain.read_filters(kernel_text(weights, bits, width))[0]
-    wide = Encoding(filt.encoding.input_bits, width, DATA_DREGS + tuple(f"R{i}" for i in range(13, 60)))
-    program = accumulator_program(filt, wide)
+    program = accumulator_program(*wide_file(weights, bits, width))
     assert program is not None
     digital.verify_digital(program, seed=3)
     assert [len(regs) for _, regs in program.inputs] == [bits]

@@ -52,11 +52,16 @@ def test_the_plane_plan_computes_the_kernels_on_the_planes(weights, bits, width)
         assert plan.output_goals(inputs) == split.final_goals()
 
 
+def wide_file(weights: list[list[list[int]]], bits: int, width: int | None):
+    """The filter of `kernel_text`, and its encoding on a hypothetical file of 55 data DREGs (every plan fits)."""
+    filt = cain.read_filters(kernel_text(weights, bits, width))[0]
+    return filt, Encoding(filt.encoding.input_bits, width, DATA_DREGS + tuple(f"R{i}" for i in range(13, 60)))
+
+
 @settings(max_examples=10, deadline=None)
 @given(matrices, st.integers(1, 3), st.sampled_from([None, 3]))
 def test_plane_programs_are_exact_on_a_wide_dreg_file(weights, bits, width):
-    filt = cain.read_filters(kernel_text(weights, bits, width))[0]
-    wide = Encoding(filt.encoding.input_bits, width, DATA_DREGS + tuple(f"R{i}" for i in range(13, 60)))
+    filt, wide = wide_file(weights, bits, width)
     program = plane_program(filt, wide)
     assert program is not None and program.planes
     digital.verify_digital(program, seed=3)
