@@ -136,42 +136,52 @@ class Lowered:
         )
 
 
-def plane_program(filt: Filter, encoding: Encoding, deadline: float | None = None) -> DigitalProgram | None:
+def plane_program(
+    filt: Filter, encoding: Encoding, deadline: float | None = None, failures: list[CainError] | None = None
+) -> DigitalProgram | None:
     """The fewest-ICW program of the bit-plane plan (`cain.search.constructive.planes`), with the inputs and
     kernels of `filt` (each channel's planes joined again); None when it does not fit the DREG file (or none
-    was found to by `deadline`)."""
+    was found to by `deadline`), the lowerings' errors then added to `failures` if given."""
     split = plan_filter(filt, encoding, planes=True)
     plans = [plane_plan(split, last, top) for top in (False, True) for last in (False, True)]
-    return joined(fewest_fitting(split, split.encoding, plans, deadline), filt, encoding)
+    return joined(fewest_fitting(split, split.encoding, plans, deadline, failures), filt, encoding)
 
 
 def accumulator_program(
-    filt: Filter, encoding: Encoding, deadline: float | None = None
+    filt: Filter, encoding: Encoding, deadline: float | None = None, failures: list[CainError] | None = None
 ) -> DigitalProgram | None:
     """The fewest-ICW program of the accumulator plans (`cain.search.constructive.accumulators`), one per
     order of the kernels: on the inputs, and on their planes with the last kernel's sum or with the bit-plane
-    plan's walks for it; None when none fits the DREG file (or none was found to by `deadline`)."""
+    plan's walks for it; None when none fits the DREG file (or none was found to by `deadline`), the
+    lowerings' errors then added to `failures` if given."""
     orders = kernel_orders(len(filt.kernels))
     integer, split = integer_filter(filt), plan_filter(filt, encoding, planes=True)
     walks = [None] + [(last, top) for top in (False, True) for last in (False, True)]
     on_planes = [accumulator_plan(split, o, w) for o in orders for w in walks]
     found = [
-        fewest_fitting(filt, encoding, [accumulator_plan(integer, o) for o in orders], deadline),
-        joined(fewest_fitting(split, split.encoding, on_planes, deadline), filt, encoding),
+        fewest_fitting(filt, encoding, [accumulator_plan(integer, o) for o in orders], deadline, failures),
+        joined(fewest_fitting(split, split.encoding, on_planes, deadline, failures), filt, encoding),
     ]
     return min((p for p in found if p is not None), key=lambda p: p.icws, default=None)
 
 
 def fewest_fitting(
-    filt: Filter, encoding: Encoding | None, plans: Sequence[Program], deadline: float | None = None
+    filt: Filter,
+    encoding: Encoding | None,
+    plans: Sequence[Program],
+    deadline: float | None = None,
+    failures: list[CainError] | None = None,
 ) -> DigitalProgram | None:
     """The fewest-ICW program of `plans` of the digital filter `filt` on `encoding` in two's complement, else
     (when none fits the DREG file) in offset binary; None when none fits either way (of the lowerings tried
-    before `deadline`)."""
+    before `deadline`), the lowerings' errors then added to `failures` if given."""
     assert encoding is not None
     lowered = Lowered(filt, encoding)
     program = lowered.fewest([(plan, v) for plan in plans for v in PLAIN], deadline)
-    return program or lowered.fewest([(plan, v) for plan in plans for v in OFFSET], deadline)
+    program = program or lowered.fewest([(plan, v) for plan in plans for v in OFFSET], deadline)
+    if program is None and failures is not None:
+        failures.extend(lowered.failures)
+    return program
 
 
 def joined(program: DigitalProgram | None, filt: Filter, encoding: Encoding) -> DigitalProgram | None:
@@ -274,8 +284,11 @@ def compile_digital(
         best = lowered.best()
     except DigitalAllocationError:
         deadline = None if seconds is None else start + seconds  # a node budget alone: no deadline
-        best = plane_program(filt, encoding, deadline) or accumulator_program(filt, encoding, deadline)
-        if best is None:
-            raise
+        tried = list(lowered.failures)
+        best = plane_program(filt, encoding, deadline, tried) or accumulator_program(
+            filt, encoding, deadline, tried
+        )
+        if best is None:  # the fewest DREGs any plan needed, the constructive ones too
+            raise lowered.short([e for e in tried if isinstance(e, DigitalAllocationError)]) from None
     ensure_digital_verified(best, seed)
     return best

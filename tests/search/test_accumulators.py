@@ -6,12 +6,14 @@ from __future__ import annotations
 import itertools
 import time
 
+import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 from search.test_planes import kernel_text, matrices, wide_file
 
 import cain
 from cain.backend import digital
+from cain.backend.dreg_alloc import DigitalAllocationError
 from cain.model.dreg import FLAGS
 from cain.model.goal import Goal
 from cain.search.constructive.accumulators import accumulator_plan, kernel_orders
@@ -79,3 +81,20 @@ def test_an_accumulator_program_round_trips_through_the_plan_ir():
 def test_a_time_budget_bounds_the_accumulator_plans():
     filt = cain.read_filters(TWO_KERNELS)[0]
     assert accumulator_program(filt, filt.encoding, deadline=time.perf_counter()) is None
+
+
+def test_the_no_fit_error_counts_the_fewest_dregs_of_every_plan_tried():
+    """fuzz4 of seed 2 fits no plan Cain builds: its error names the fewest DREGs any of them needed, the
+    bit-plane and accumulator plans' among them (its searched plans need more than the bit-plane plan)."""
+    text = """option mode = digital
+option input_bits = 2
+output K0 -> A = [1 -1 0; 2 1 2; -1 1 0]
+output K1 -> B = [0 0 2; 1 2 1; 1 1 1]
+"""
+    with pytest.raises(DigitalAllocationError, match="Cain's programs need") as e:
+        cain.compile(text, budget=100)
+    filt = cain.read_filters(text)[0]
+    tried: list = []
+    assert plane_program(filt, filt.encoding, failures=tried) is None
+    assert accumulator_program(filt, filt.encoding, failures=tried) is None
+    assert e.value.needed == min(f.needed for f in tried if isinstance(f, DigitalAllocationError))
