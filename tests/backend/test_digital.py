@@ -589,12 +589,17 @@ def _two_kernels(name: str, budget: int = 300):
 
 @pytest.mark.slow
 def test_a_two_kernel_binary_filter_fits_only_with_parks(monkeypatch):
-    """Two 3x3 kernels of a binary image (fuzz campaign 0's filter 60) fit the device only with the bits at
-    the crowded moves parked in R12 and FLAG; without those, every plan needs more DREGs than the PE has.
-    The program is exact."""
-    text, _ = _two_kernels("crowded")
+    """Two 3x3 kernels of a binary image (fuzz campaign 0's filter 60): the searched and bit-plane plans fit
+    the device only with the bits at the crowded moves parked in R12 and FLAG. Without those parks only an
+    accumulator plan fits (one running sum at a time), and without it too nothing does. Each program is
+    exact."""
+    text, parked = _two_kernels("crowded")
+    assert not parked.digital.plan.name.endswith("_accumulators")
     for what in ("sequential_parks", "spanning_parks"):
         monkeypatch.setattr(digital, what, lambda *_: iter(()))
+    _, alone = _two_kernels("crowded")
+    assert alone.digital.plan.name.endswith("_accumulators")
+    monkeypatch.setattr("cain.search.digital.accumulator_program", lambda *_: None)
     with pytest.raises(dreg_alloc.DigitalAllocationError):
         cain.compile(text, budget=300)
 
