@@ -36,6 +36,7 @@ SLOW_LIT = (
     "convert-linalg-to-goal/",
     "regalloc/errors.mlir",
     "digital/pipeline.cain",
+    "digital/accumulators.cain",
     "superpixel/pipeline.cain",
     "superpixel/java.cain",
     "superpixel/errors.cain",

@@ -83,6 +83,7 @@ def test_a_time_budget_bounds_the_accumulator_plans():
     assert accumulator_program(filt, filt.encoding, deadline=time.perf_counter()) is None
 
 
+@pytest.mark.slow
 def test_the_no_fit_error_counts_the_fewest_dregs_of_every_plan_tried():
     """fuzz4 of seed 2 fits no plan Cain builds: its error names the fewest DREGs any of them needed, the
     bit-plane and accumulator plans' among them (its searched plans need more than the bit-plane plan)."""
