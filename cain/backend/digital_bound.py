@@ -202,6 +202,6 @@ def not_found(filt: Filter, encoding: Encoding, needed: int) -> DigitalAllocatio
         f"digital: Cain's programs need {needed} DREGs at once, and the PE has {len(dregs)} for data "
         f"({' '.join(dregs)}) and the direction flags between moves; none found that fits (a schedule may "
         f"exist: every program needs at least {bound.needed}, the outputs' bits); use fewer bits, a narrower "
-        "input, more data DREGs or a larger budget",
+        f"input, more data DREGs, a larger budget{' or one kernel per filter' if len(filt.kernels) > 1 else ''}",
         needed,
     )

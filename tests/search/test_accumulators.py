@@ -86,16 +86,23 @@ def test_a_time_budget_bounds_the_accumulator_plans():
 @pytest.mark.slow
 def test_the_no_fit_error_counts_the_fewest_dregs_of_every_plan_tried():
     """fuzz4 of seed 2 fits no plan Cain builds: its error names the fewest DREGs any of them needed, the
-    bit-plane and accumulator plans' among them (its searched plans need more than the bit-plane plan)."""
+    bit-plane and accumulator plans' among them (its searched plans need more than the bit-plane plan), and
+    advises one kernel per filter (each of its kernels alone fits)."""
     text = """option mode = digital
 option input_bits = 2
 output K0 -> A = [1 -1 0; 2 1 2; -1 1 0]
 output K1 -> B = [0 0 2; 1 2 1; 1 1 1]
 """
-    with pytest.raises(DigitalAllocationError, match="Cain's programs need") as e:
+    with pytest.raises(
+        DigitalAllocationError, match="Cain's programs need .* or one kernel per filter$"
+    ) as e:
         cain.compile(text, budget=100)
     filt = cain.read_filters(text)[0]
     tried: list = []
     assert plane_program(filt, filt.encoding, failures=tried) is None
     assert accumulator_program(filt, filt.encoding, failures=tried) is None
     assert e.value.needed == min(f.needed for f in tried if isinstance(f, DigitalAllocationError))
+    lines = text.strip().split("\n")
+    for kernel in lines[2:]:  # each kernel alone, with the options
+        alone = cain.compile("\n".join([*lines[:2], kernel]), budget=100)
+        digital.verify_digital(alone.digital, seed=6)
