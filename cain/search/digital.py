@@ -21,7 +21,7 @@ from cain.model.filter import Filter, Kernel
 from cain.model.program import Program
 from cain.search.config import DEFAULT_TIME, SearchConfig
 from cain.search.constructive.accumulators import accumulator_plan, kernel_orders
-from cain.search.constructive.planes import plane_plan, split_filter
+from cain.search.constructive.planes import WALKS, plane_plan, split_filter
 from cain.search.engine import search
 
 PLAN_MACROS = ("res", "mov", "movx", "add", "sub", "neg")
@@ -143,7 +143,7 @@ def plane_program(
     kernels of `filt` (each channel's planes joined again); None when it does not fit the DREG file (or none
     was found to by `deadline`), the lowerings' errors then added to `failures` if given."""
     split = plan_filter(filt, encoding, planes=True)
-    plans = [plane_plan(split, last, top) for top in (False, True) for last in (False, True)]
+    plans = [plane_plan(split, *variant) for variant in WALKS]
     return joined(fewest_fitting(split, split.encoding, plans, deadline, failures), filt, encoding)
 
 
@@ -156,8 +156,7 @@ def accumulator_program(
     lowerings' errors then added to `failures` if given."""
     orders = kernel_orders(len(filt.kernels))
     integer, split = integer_filter(filt), plan_filter(filt, encoding, planes=True)
-    walks = [None] + [(last, top) for top in (False, True) for last in (False, True)]
-    on_planes = [accumulator_plan(split, o, w) for o in orders for w in walks]
+    on_planes = [accumulator_plan(split, o, w) for o in orders for w in (None, *WALKS)]
     found = [
         fewest_fitting(filt, encoding, [accumulator_plan(integer, o) for o in orders], deadline, failures),
         joined(fewest_fitting(split, split.encoding, on_planes, deadline, failures), filt, encoding),

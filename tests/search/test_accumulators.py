@@ -16,10 +16,11 @@ from cain.backend import digital
 from cain.backend.dreg_alloc import DigitalAllocationError
 from cain.model.dreg import FLAGS
 from cain.model.goal import Goal
+from cain.search.constructive import planes
 from cain.search.constructive.accumulators import accumulator_plan, kernel_orders
 from cain.search.digital import accumulator_program, integer_filter, lower_plan, plan_filter, plane_program
 
-WALKS = [None, *itertools.product((False, True), repeat=2)]
+WALKS = [None, *planes.WALKS]
 
 TWO_KERNELS = """option mode = digital
 option input_bits = 2

@@ -41,12 +41,11 @@ def accumulator_plan(filt: Filter, order: Sequence[int], walked: tuple[bool, boo
     on, so reaching position `q` from `here` is the walker's move from `q` to `here`. With `walked`
     (`origin_last`, `top_first`, on a split filter), the last kernel is made as the bit-plane plan makes it
     (`walk_planes`): the planes move then, as nothing reads them after."""
-    channels = len(filt.inputs)
-    build = PlanePlan(channels)
+    build = PlanePlan(len(filt.inputs))
     goals = filt.final_goals()
     outputs: list[int | None] = [None] * len(goals)
     for k in order[:-1] if walked is not None else order:
-        outputs[k] = _sum(build, goals[k], channels)
+        outputs[k] = _sum(build, goals[k])
     if walked is not None:
         outputs[order[-1]] = walk_planes(build, [goals[order[-1]]], *walked)[0]
     return Program(
@@ -60,7 +59,7 @@ def accumulator_plan(filt: Filter, order: Sequence[int], walked: tuple[bool, boo
     )
 
 
-def _sum(build: PlanePlan, goal: Goal, channels: int) -> int | None:
+def _sum(build: PlanePlan, goal: Goal) -> int | None:
     """The instructions of one kernel's running sum (`accumulator_plan`); its value, None for a zero kernel."""
     positions = {(x, y) for (x, y, _), _ in goal}
     if not positions:
@@ -68,7 +67,7 @@ def _sum(build: PlanePlan, goal: Goal, channels: int) -> int | None:
     path = walk(positions)[::-1]
     if path[-1] != (0, 0):
         path.append((0, 0))
-    doubled: list[dict[int, int]] = [{0: z} for z in range(channels)]
+    doubled: list[dict[int, int]] = [{0: z} for z in range(build.inputs)]
     total: int | None = None
     here = path[0]
     for there in path:
@@ -76,6 +75,6 @@ def _sum(build: PlanePlan, goal: Goal, channels: int) -> int | None:
             assert total is not None
             total = build.new("movx", (total,), (side,))
         here = there
-        for z in range(channels):
+        for z in range(build.inputs):
             total = build.add_weighted(total, doubled[z], goal.count((*there, z)))
     return total

@@ -114,6 +114,10 @@ class PlanePlan:
         return total
 
 
+WALKS = tuple((last, top) for top in (False, True) for last in (False, True))
+"""(`origin_last`, `top_first`) of every variant of the bit-plane plan's walks (`plane_plan`)."""
+
+
 def plane_plan(split: Filter, origin_last: bool = False, top_first: bool = False) -> Program:
     """The bit-plane plan of a split filter (`split_filter`): plane after plane, lowest bit first, a walker
     moves over the positions its channel is read at, and each kernel's running sum adds (or subtracts) the
