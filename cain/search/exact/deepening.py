@@ -46,6 +46,10 @@ WORK_PER_NODE = 4096
 the search may spend per node on average: a deep bag's children are bounded by no node count, so without
 it a node budget alone could run for minutes on a goal with large counts."""
 
+TIME_CHECKS = 16
+"""The clock is read at every this many budget checks (each a few microseconds of work apart); it divides
+`WORK_PER_NODE`."""
+
 MEMO_ITEMS = 2_000_000
 """Most sub-multisets and steps the per-goal memos hold together (a goal with large counts has hundreds of
 thousands of sub-multisets)."""
@@ -137,13 +141,15 @@ class ExactSearch:
         self._level: set = set()
         self._started = False
         self._full = max_horizon == 0
-        self._fitting: dict[int, bool] = {}
-        """`_fits` by pattern (`Space.tpat`)."""
+        self._fitting: dict[atoms.Atoms, bool] = {}
+        """`_value`'s test by pattern (`atoms.pattern`)."""
         self._operands: dict[tuple[int, ...], list[int]] = {}
         self._reach: set[int] = set()
         """The goals of the forward table and the inputs: a child within its horizon holds no other."""
         self._anchors: dict[atoms.Atoms, set[tuple[int, int]]] = {}
         """The goals of `_reach` by pattern (`atoms.pattern`): the positions of their first atoms."""
+        self._shapes: set[tuple[int, int]] = set()
+        """(atoms, total count) of the goals of `_reach`: a part of another shape has no pattern there."""
         self._parts: dict[int, list[tuple[atoms.Atoms, atoms.Atoms]]] = {}
         self._held_items = 0
         """Entries of `_parts`, `_near` and `_binaries` together (emptied past `MEMO_ITEMS`)."""
@@ -151,10 +157,14 @@ class ExactSearch:
         """(goal, n, generator) -> the generator's steps with at most `n` operands outside the table."""
 
     # -- bounds and symmetry --------------------------------------------------------------------
-    def bound(self, bag: tuple[int, ...]) -> int:
-        """Steps `bag` needs at least: `cain.search.exact.bound`'s, and the forward table's for its goals."""
+    def bound(self, bag: tuple[int, ...], limit: int | None = None) -> int:
+        """Steps `bag` needs at least: `cain.search.exact.bound`'s, and the forward table's for its goals.
+        Past `limit` it may return the table's alone, which is cheap and prunes nearly every child."""
         b = self._bounds.get(bag)
         if b is None:
+            table = self._table_bound(bag, limit)
+            if limit is not None and table > limit:
+                return table
             if len(self._bounds) > self.memo_limit:
                 self._bounds.clear()
             counts: dict[int, int] = {}
@@ -163,15 +173,23 @@ class ExactSearch:
             summaries = [self._summary(g) for g in bag]
             made = [s for g, s in zip(bag, summaries, strict=True) if g not in self.inputs]
             b = summary_bound(self._goal_count(counts), summaries, made, self._input_summaries, self.kinds)
-            if self.horizon:
-                goals = tuple(sorted({g for g in bag if g not in self.inputs and self.space.goal_of[g]}))
-                b = max(b, self.table.get(goals, self.horizon + 1))
-                # distinct goals are made by distinct instructions: the earliest made of those needing at
-                # least c instructions each comes at step c or later, and each other one after it
-                alone = sorted((self.table.get((g,), self.horizon + 1) for g in goals), reverse=True)
-                for i, c in enumerate(alone):
-                    b = max(b, c + i)
-            self._bounds[bag] = b
+            b = self._bounds[bag] = max(b, table)
+        return b
+
+    def _table_bound(self, bag: tuple[int, ...], limit: int | None = None) -> int:
+        """Steps the goals of `bag` need by the forward table (0 before it is built); past `limit`, as soon
+        as it is known to be."""
+        if not self.horizon:
+            return 0
+        goals = tuple(sorted({g for g in bag if g not in self.inputs and self.space.goal_of[g]}))
+        b = self.table.get(goals, self.horizon + 1)
+        if limit is not None and b > limit:
+            return b
+        # distinct goals are made by distinct instructions: the earliest made of those needing at least c
+        # instructions each comes at step c or later, and each other one after it
+        alone = sorted((self.table.get((g,), self.horizon + 1) for g in goals), reverse=True)
+        for i, c in enumerate(alone):
+            b = max(b, c + i)
         return b
 
     def _summary(self, g: int) -> Summary:
@@ -240,6 +258,7 @@ class ExactSearch:
             for g in fresh | self.inputs:
                 goal = space.goal_of[g]
                 self._anchors.setdefault(atoms.pattern(goal), set()).add(goal[0][:2])
+                self._shapes.add((len(goal), atoms.total(goal)))
 
     def _new_values(self, avail: list[int]):
         """Every value of a kernel's signs (`_embeds`) one instruction computes from `avail`."""
@@ -270,31 +289,30 @@ class ExactSearch:
             )
         else:
             values = (self._combine(f, (0, 0), operands) for f in space.ternary)
-        got = self._operands[operands] = [v for v in dict.fromkeys(values) if v is not None and self._fits(v)]
+        got = self._operands[operands] = [v for v in dict.fromkeys(values) if v is not None]
         return got
 
-    def _fits(self, v: int) -> bool:
-        """Whether the value `v` is non-zero and `_embeds` (memoised per pattern: `_embeds` tries every
-        translation)."""
-        pattern = self.space.tpat[v]
+    def _value(self, goal: atoms.Atoms) -> int | None:
+        """The id of `goal` when it is non-zero and `_embeds` (memoised per pattern: `_embeds` tries every
+        translation), else None; only such goals are interned (most a step computes are not)."""
+        pattern = atoms.pattern(goal)
         ok = self._fitting.get(pattern)
         if ok is None:
-            goal = self.space.goal_of[v]
             ok = self._fitting[pattern] = bool(goal) and self._embeds(goal)
-        return ok
+        return self.space.intern(goal) if ok else None
 
     def _forward_unary(self, v: int):
         space = self.space
         goal = space.goal_of[v]
         if space.negate:
-            yield space.negate, (), space.intern(atoms.neg(goal))
+            yield space.negate, (), self._value(atoms.neg(goal))
         for f in space.moves:
             for dirs, (dx, dy) in f.offsets:
-                yield f, dirs, space.intern(atoms.shift(goal, dx, dy))
+                yield f, dirs, self._value(atoms.shift(goal, dx, dy))
         if space.division:
             half = atoms.halved(goal)
             if half is not None:
-                yield space.division, (), space.intern(half)
+                yield space.division, (), self._value(half)
 
     def _combine(self, f: Form, offset, operands) -> int | None:
         """The value form `f` computes from `operands`, or None when its terms would cancel."""
@@ -312,7 +330,7 @@ class ExactSearch:
                     return None
                 else:
                     counts[at] = old + c
-        return self.space.intern(atoms.from_counts(counts))
+        return self._value(atoms.from_counts(counts))
 
     def _image(self, s: int, g: int) -> int:
         table = self._sym[s]
@@ -473,8 +491,11 @@ class ExactSearch:
         """The two-operand steps computing `u` with at most `out` (0 or 1) operands outside the forward
         table: one operand found by its pattern, the other checked when `out` is 0."""
         reach = self._reach
+        shapes = self._shapes
         for part, rest in self._sub_parts(u):
             self._check_budget()
+            if (len(part), atoms.total(part)) not in shapes:
+                continue
             views = {1: self._view(part, 1), -1: self._view(part, -1)}
             if views[1] is None and views[-1] is None:
                 continue
@@ -645,7 +666,7 @@ class ExactSearch:
 
     def _emit(self, seen: set, pair: Pair, child: tuple[int, ...], limit: int):
         self._check_budget()
-        if self.bound(child) > limit:
+        if self.bound(child, limit) > limit:
             return
         key = self.canonical(child)
         if key not in seen:
@@ -685,8 +706,10 @@ class ExactSearch:
     def _check_budget(self) -> None:
         """Raise `OutOfBudget` past the deadline, past `WORK_PER_NODE` times the node budget in work, or past
         the memory limit once the memos were emptied."""
-        self.budget.check_time()
         self._checks += 1
+        if self._checks % TIME_CHECKS:
+            return
+        self.budget.check_time()
         if self._checks % WORK_PER_NODE:  # the work count only changes here, so it is checked here
             return
         if self.budget.out_of_nodes(self._checks // WORK_PER_NODE):
