@@ -4,6 +4,7 @@ the program each printed.
 
     python -m benchmarks.compile_time --budget 20 --baseline 89e9344 tests/regressions/fuzz/*.cain
     python -m benchmarks.compile_time --driver cain --budget 10s --baseline 89e9344 examples/*.cain
+    python -m benchmarks.compile_time --budget 100000 --search exact=true --baseline 713b40c FILE...
 
 `--driver cain` runs the command for people instead (`cain FILE --budget N` or `--time S`), with its own
 default pipeline.
@@ -63,11 +64,20 @@ def main(argv: Sequence[str] | None = None) -> int:
     parser.add_argument(
         "--driver", choices=tuple(_RUNNERS), default="cain-opt", help="the command to time (default cain-opt)"
     )
+    parser.add_argument(
+        "--search",
+        default="",
+        metavar="OPTIONS",
+        help="more options of `search`, e.g. exact=true (cain-opt only)",
+    )
     args = parser.parse_args(argv)
+    if args.search and args.driver != "cain-opt":
+        parser.error("--search takes the options of cain-opt's search pass: use it with --driver cain-opt")
     missing = [str(f) for f in args.files if not f.is_file()]
     if missing:
         parser.error(f"no such file: {', '.join(missing)}")
-    pipeline = f"search{{{args.budget.option} quiet=true}},regalloc,emit"
+    search = f"{args.budget.option} quiet=true {args.search}".strip()
+    pipeline = f"search{{{search}}},regalloc,emit"
     options = ["-p", pipeline]
     if args.driver == "cain":
         budget = args.budget

@@ -90,8 +90,8 @@ class SearchConfig:
     `cost=icws`, a shortest bus micro-op program instead (`cain.search.exact.bus`)."""
     exact_reach: int = 8
     """Without `exact`, in macros: when the heuristic's first plan (`engine.EXACT_PROBE` nodes) has at most
-    this many macros, the heuristic gets a quarter of the rest of the budget (`engine.HEURISTIC_SHARE`) and
-    the exact search the other three quarters: at that size it finds shorter programs than the heuristic
+    this many macros, the heuristic gets an eighth of the rest of the budget (`engine.HEURISTIC_SHARE`) and
+    the exact search the rest: at that size it finds shorter programs than the heuristic
     and proves how close they are to optimal; above it, on a time budget, the last tenth goes to shortening
     stretches of the plan (`cain.search.exact.window`). 0: the heuristic alone, neither."""
     cp_sat: bool = True

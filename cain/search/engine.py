@@ -102,7 +102,7 @@ FINISH_SHARE = 0.25
 """Of a time budget, how long the constructive programs may be built after a search that has a plan."""
 
 
-HEURISTIC_SHARE = 1 / 4
+HEURISTIC_SHARE = 1 / 8
 """Of what the probe leaves of the budget, the heuristic's part when the exact search follows: plans
 within the exact search's reach are found early (on the suite's, within the first second), its plan is
 the exact search's upper bound, and the exact search's deeper lengths take seconds each."""
@@ -124,10 +124,10 @@ def _search_heuristic(
     filt: Filter, cfg: SearchConfig, names: tuple[str, ...], start: float, bound: int
 ) -> SearchResult:
     """The heuristic search, by one worker or a portfolio; in macros, a short probe first, and when its
-    plan is within the exact search's reach (`SearchConfig.exact_reach`), the heuristic with a quarter of
+    plan is within the exact search's reach (`SearchConfig.exact_reach`), the heuristic with an eighth of
     what is left of the budget (`HEURISTIC_SHARE`), then the exact search (`_prove`) with the rest; else
     the heuristic, then on a time budget its plan's windows shortened (`_shorten`, `WINDOW_SHARE`). One
-    worker on a time budget hands over to the exact search at the quarter all the same when its plan is
+    worker on a time budget hands over to the exact search at the eighth all the same when its plan is
     within reach by then (the probe's plan can be longer than the heuristic's first second's)."""
     run = _search_one if cfg.workers == 1 else search_parallel
     if cfg.cost != "macros" or cfg.exact_reach <= 0:
@@ -204,8 +204,9 @@ def _prove(
     filt: Filter, cfg: SearchConfig, names: tuple[str, ...], start: float, bound: int, result: SearchResult
 ) -> SearchResult:
     """The exact search (`cain.search.exact.deepening`) from the lower bound up to the length of `result`'s
-    plan, CP-SAT first: a shorter program it finds is optimal, and when it refutes every shorter length the
-    plan is. With `cost=icws`, the exact search over micro-ops (`cain.search.exact.bus`) below the length
+    plan, with CP-SAT: a shorter program it finds is optimal, and when it refutes every shorter length the
+    plan is. CP-SAT's first questions come before the deepening on a node budget, and after it on a time
+    budget (`DEEPENING_FIRST`). With `cost=icws`, the exact search over micro-ops (`cain.search.exact.bus`) below the length
     of the plan's bus-level synthesis, likewise."""
     timed, seconds = _timing(cfg)
     budget = Budget(time=seconds if timed else None, nodes=cfg.node_budget, start=start)
@@ -222,16 +223,15 @@ def _prove(
         result.icw_bound, result.nodes, result.stopped = done.bound, result.nodes + done.nodes, done.stopped
         return result
     cp_sat = _CpSat(filt, cfg, names, start, result) if cfg.cp_sat and exact_sat.available() else None
-    if cp_sat is not None and cfg.macros is None:
-        bound = cp_sat.before(bound, timed, seconds)
-        result.lower_bound = bound
+    asking = cp_sat is not None and cfg.macros is None
+    deepening = replace(budget, memory=cfg.max_memory)
+    if asking and timed:  # the deepening first, CP-SAT's share of the time past `DEEPENING_FIRST` kept
+        left = start + seconds - time.perf_counter()
+        deepening = replace(deepening, time=seconds - CP_SAT_SHARE * max(0.0, left - DEEPENING_FIRST))
+    elif asking:
+        bound = result.lower_bound = cp_sat.before(bound, timed, seconds)
     exact = ExactSearch(
-        filt,
-        cfg.instruction_set,
-        names,
-        lambda plan: allocated(plan, names),
-        replace(budget, memory=cfg.max_memory),
-        only=cfg.only,
+        filt, cfg.instruction_set, names, lambda plan: allocated(plan, names), deepening, only=cfg.only
     )
     found = exact.run(start=bound, upper=result.program.macros if result.program is not None else None)
     result.nodes += found.nodes
@@ -242,11 +242,18 @@ def _prove(
         )
     result.model_bound = found.bound
     result.stopped = found.stopped
-    if cp_sat is not None and cfg.macros is None and found.stopped in (Stopped.OPTIMAL, Stopped.EXHAUSTED):
+    if asking and timed:
+        bound = result.lower_bound = cp_sat.before(bound, timed, seconds)
+    if asking and (timed or found.stopped in (Stopped.OPTIMAL, Stopped.EXHAUSTED)):
         work = None if cfg.node_budget is None else max(0, cfg.node_budget - found.nodes) / 1000
         result.lower_bound = cp_sat.after(bound, budget.deadline, work)
     return result
 
+
+DEEPENING_FIRST = 10.0
+"""On a time budget, the seconds of the exact search the goal model's deepening has before CP-SAT takes
+`CP_SAT_SHARE` of the rest: on small filters the deepening's lengths take seconds (its forward table 2 to
+3 s on this machine), CP-SAT's answers near the optimum minutes."""
 
 CP_SAT_SHARE = 1 / 2
 """Of the exact search's budget, the part CP-SAT (`cain.search.exact.sat`) may use before the goal model's

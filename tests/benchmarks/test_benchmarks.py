@@ -400,6 +400,24 @@ def test_compile_time_runs_side_by_side_with_a_baseline(tmp_path, capsys):
     assert "no such file" in capsys.readouterr().err
 
 
+def test_compile_time_passes_search_options(tmp_path, capsys):
+    """`--search` reaches cain-opt's search pass (a misspelt option would fail the compile), and is refused with
+    the `cain` driver, which has no search pass options."""
+    from benchmarks import compile_time
+
+    box = tmp_path / "box2x2.cain"
+    box.write_text("filter box2x2\ninput A\noutput b -> B = [1 1; 1 1]\n")
+    out = tmp_path / "out"
+    argv = [str(box), "--budget", "300", "--search", "exact=true", "--out", str(out), "--quiet"]
+    assert compile_time.main(argv) == 0
+    assert "search{budget=300 quiet=true exact=true}" in common.read_results(out)["command"]
+    (entry,) = common.read_results(out)["files"]
+    assert entry["runs"]["current"]["status"] == 0
+    with pytest.raises(SystemExit):
+        compile_time.main([str(box), "--driver", "cain", "--search", "exact=true", "--out", str(out)])
+    assert "use it with --driver cain-opt" in capsys.readouterr().err
+
+
 # -- existence of a program where Cain finds none ---------------------------------------------------------------
 
 LAYER = """filter tiny
