@@ -206,8 +206,8 @@ def _prove(
     """The exact search (`cain.search.exact.deepening`) from the lower bound up to the length of `result`'s
     plan, with CP-SAT: a shorter program it finds is optimal, and when it refutes every shorter length the
     plan is. CP-SAT's first questions come before the deepening on a node budget, and after it on a time
-    budget (`DEEPENING_FIRST`). With `cost=icws`, the exact search over micro-ops (`cain.search.exact.bus`) below the length
-    of the plan's bus-level synthesis, likewise."""
+    budget (`DEEPENING_FIRST`). With `cost=icws`, the exact search over micro-ops (`cain.search.exact.bus`)
+    below the length of the plan's bus-level synthesis, likewise."""
     timed, seconds = _timing(cfg)
     budget = Budget(time=seconds if timed else None, nodes=cfg.node_budget, start=start)
     if cfg.cost == "icws":
@@ -256,9 +256,10 @@ DEEPENING_FIRST = 10.0
 3 s on this machine), CP-SAT's answers near the optimum minutes."""
 
 CP_SAT_SHARE = 1 / 2
-"""Of the exact search's budget, the part CP-SAT (`cain.search.exact.sat`) may use before the goal model's
-search; with a node budget of N, that share of N / 1000 units of the solver's deterministic time. What the
-goal model's search leaves, CP-SAT spends after it on the lowest length not yet refuted."""
+"""Of the exact search's budget, the part CP-SAT (`cain.search.exact.sat`) may use for its first questions
+(before the goal model's search, or on a time budget after it: of what it leaves); with a node budget of N,
+that share of N / 1000 units of the solver's deterministic time. What is left after both, CP-SAT spends on
+the lowest length not yet refuted."""
 
 
 class _CpSat:
