@@ -169,7 +169,7 @@ def _search_heuristic(
     if not small:
         return _shorten(filt, cfg, names, start, result) if windows else result
     left = None if left is None else max(1, left - rest.node_budget)
-    return _prove(filt, replace(cfg, node_budget=left), names, start, bound, result)
+    return _prove(filt, replace(cfg, node_budget=left), names, start, bound, result, deepening_first=True)
 
 
 def _shorten(
@@ -201,13 +201,20 @@ def _search_exact(
 
 
 def _prove(
-    filt: Filter, cfg: SearchConfig, names: tuple[str, ...], start: float, bound: int, result: SearchResult
+    filt: Filter,
+    cfg: SearchConfig,
+    names: tuple[str, ...],
+    start: float,
+    bound: int,
+    result: SearchResult,
+    deepening_first: bool = False,
 ) -> SearchResult:
     """The exact search (`cain.search.exact.deepening`) from the lower bound up to the length of `result`'s
     plan, with CP-SAT: a shorter program it finds is optimal, and when it refutes every shorter length the
-    plan is. CP-SAT's first questions come before the deepening on a node budget, and after it on a time
-    budget (`DEEPENING_FIRST`). With `cost=icws`, the exact search over micro-ops (`cain.search.exact.bus`)
-    below the length of the plan's bus-level synthesis, likewise."""
+    plan is. CP-SAT's first questions come before the deepening, or with `deepening_first` on a time budget
+    after it (`DEEPENING_FIRST`: the default search's small filters, where finding the program quickly
+    matters more than proving it shortest among every program). With `cost=icws`, the exact search over
+    micro-ops (`cain.search.exact.bus`) below the length of the plan's bus-level synthesis, likewise."""
     timed, seconds = _timing(cfg)
     budget = Budget(time=seconds if timed else None, nodes=cfg.node_budget, start=start)
     if cfg.cost == "icws":
@@ -225,7 +232,8 @@ def _prove(
     cp_sat = _CpSat(filt, cfg, names, start, result) if cfg.cp_sat and exact_sat.available() else None
     asking = cp_sat is not None and cfg.macros is None
     deepening = replace(budget, memory=cfg.max_memory)
-    if asking and timed:  # the deepening first, CP-SAT's share of the time past `DEEPENING_FIRST` kept
+    first = asking and timed and deepening_first
+    if first:  # CP-SAT's share of the time past `DEEPENING_FIRST` kept for after the deepening
         left = start + seconds - time.perf_counter()
         deepening = replace(deepening, time=seconds - CP_SAT_SHARE * max(0.0, left - DEEPENING_FIRST))
     elif asking:
@@ -242,18 +250,18 @@ def _prove(
         )
     result.model_bound = found.bound
     result.stopped = found.stopped
-    if asking and timed:
+    if first:
         bound = result.lower_bound = cp_sat.before(bound, timed, seconds)
-    if asking and (timed or found.stopped in (Stopped.OPTIMAL, Stopped.EXHAUSTED)):
+    if first or (asking and found.stopped in (Stopped.OPTIMAL, Stopped.EXHAUSTED)):
         work = None if cfg.node_budget is None else max(0, cfg.node_budget - found.nodes) / 1000
         result.lower_bound = cp_sat.after(bound, budget.deadline, work)
     return result
 
 
 DEEPENING_FIRST = 10.0
-"""On a time budget, the seconds of the exact search the goal model's deepening has before CP-SAT takes
-`CP_SAT_SHARE` of the rest: on small filters the deepening's lengths take seconds (its forward table 2 to
-3 s on this machine), CP-SAT's answers near the optimum minutes."""
+"""With `_prove`'s `deepening_first` on a time budget, the seconds of the exact search the goal model's
+deepening has before CP-SAT takes `CP_SAT_SHARE` of the rest: on small filters the deepening's lengths take
+seconds (its forward table 2 to 3 s on this machine), CP-SAT's answers near the optimum minutes."""
 
 CP_SAT_SHARE = 1 / 2
 """Of the exact search's budget, the part CP-SAT (`cain.search.exact.sat`) may use for its first questions
