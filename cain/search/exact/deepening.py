@@ -253,6 +253,7 @@ class ExactSearch:
             self._level = nxt
             self._bounds.clear()
             self._near.clear()
+            self._parts.clear()
             fresh = {g for state in nxt for g in state} - self._reach
             self._reach |= self.inputs | fresh
             for g in fresh | self.inputs:
@@ -345,15 +346,23 @@ class ExactSearch:
         return min(tuple(sorted([self._image(s, g) for g in bag])) for s in range(len(self.symmetries)))
 
     # -- the move set ---------------------------------------------------------------------------
-    def _lowers(self, f: Form, dirs, offset, parts) -> tuple[int, ...]:
-        """The operands of form `f` at `offset` whose terms are `parts` (in operand order)."""
+    def _lowers(self, f: Form, dirs, offset, parts, held: set[int] | None = None) -> tuple[int, ...] | None:
+        """The operands of form `f` at `offset` whose terms are `parts` (in operand order); with `held`, None
+        unless `held` has them all (looked up, not interned)."""
         space = self.space
         dx, dy = offset
         out = []
         for p, sign, sh in zip(parts, f.signs, f.shifted, strict=True):
             if sign < 0:
                 p = atoms.neg(p)
-            out.append(space.intern(atoms.shift(p, -dx, -dy) if sh else p))
+            if sh:
+                p = atoms.shift(p, -dx, -dy)
+            if held is None:
+                out.append(space.intern(p))
+            elif (i := space.id_of.get(p)) in held:
+                out.append(i)
+            else:
+                return None
         return tuple(out)
 
     def _binary(self, u: int) -> list[tuple[Form, tuple[str, ...], tuple[int, ...]]]:
@@ -383,6 +392,7 @@ class ExactSearch:
         """The two-operand steps computing `u` with an operand in `known` (both operands, if `both`)."""
         space = self.space
         goal = space.goal_of[u]
+        whole = atoms.counts(goal)
         for f in space.binary:
             for dirs, (dx, dy) in f.offsets:
                 for i in (0, 1):
@@ -393,18 +403,26 @@ class ExactSearch:
                             part = atoms.shift(part, dx, dy)
                         if f.signs[i] < 0:
                             part = atoms.neg(part)
-                        if not part or part == goal or not atoms.contains(goal, part):
+                        rest = atoms.less(whole, part) if part and part != goal else None
+                        if rest is None:
                             continue
-                        parts = [part, atoms.sub(goal, part)] if i == 0 else [atoms.sub(goal, part), part]
+                        parts = [part, rest] if i == 0 else [rest, part]
                         lowers = self._lowers(f, dirs, (dx, dy), parts)
                         if both and lowers[j] not in known:
                             continue
                         yield f, dirs, lowers
 
-    def _ternary(self, u: int, known: set[int], new: int):
-        """The three-operand steps computing `u` with at most `new` operands outside `known`."""
+    def _ternary(self, u: int, known: set[int], new: int, out: int = 3):
+        """The three-operand steps computing `u` with at most `new` operands outside `known`, and at most `out`
+        outside both `known` and the forward table (as `children` keeps them: `_strangers`)."""
         space = self.space
         goal = space.goal_of[u]
+        id_of, reach = space.id_of, self._reach
+
+        def strangers(*goals: atoms.Atoms) -> int:  # `_strangers` of goals not yet interned
+            ids = (id_of.get(g) for g in goals)
+            return len({g for g, i in zip(goals, ids) if i is None or (i not in known and i not in reach)})
+
         for f in space.ternary:
             if not all(s == 1 and not sh for s, sh in zip(f.signs, f.shifted, strict=True)):
                 raise CainError(f"exact search: no reverse form for the three-operand macro {f.macro}")
@@ -413,20 +431,25 @@ class ExactSearch:
                     self._check_budget()
                     yield f, (), (space.intern(a), space.intern(b), space.intern(c))
                 continue
+            whole = atoms.counts(goal)
             for e in known:
                 a = space.goal_of[e]
-                if not a or a == goal or not atoms.contains(goal, a):
+                w = atoms.less(whole, a) if a and a != goal else None
+                if w is None:
                     continue
-                w = atoms.sub(goal, a)
                 if new == 2:
-                    for b in self._sub_multisets(w):
-                        yield f, (), (e, space.intern(b), space.intern(atoms.sub(w, b)))
+                    for b, c in self._splits(w):
+                        if out < 2 and strangers(b, c) > out:
+                            continue
+                        yield f, (), (e, space.intern(b), space.intern(c))
                     continue
+                left = atoms.counts(w)
                 for e2 in known:
                     b = space.goal_of[e2]
-                    if not b or b == w or not atoms.contains(w, b):
+                    c = atoms.less(left, b) if b and b != w else None
+                    if c is None or (out < 1 and strangers(c)):
                         continue
-                    c = space.intern(atoms.sub(w, b))
+                    c = space.intern(c)
                     if new == 1 or c in known:
                         yield f, (), (e, e2, c)
 
@@ -455,17 +478,43 @@ class ExactSearch:
         table[key] = got
 
     def _sub_parts(self, u: int):
-        """(part, rest) for every non-empty proper sub-multiset `part` of goal `u` (memoised unless there
-        are more than the memos hold: a goal with counts up to 16 on nine positions has 10^8)."""
+        """(part, rest) for every non-empty proper sub-multiset `part` of goal `u` of a shape (atoms, total
+        count) some goal of the forward table has (`_shapes`: no other part has a pattern there; memoised
+        per horizon unless there are more than the memos hold)."""
         got = self._parts.get(u)
         if got is None:
             goal = self.space.goal_of[u]
-            parts = self._splits(goal)
+            parts = self._shaped_splits(goal)
             if math.prod(abs(c) + 1 for *_, c in goal) > MEMO_ITEMS:
                 return parts
             got = list(parts)
             self._remember(self._parts, u, got)
         return got
+
+    def _shaped_splits(self, goal: atoms.Atoms):
+        """`_splits` of `goal` (in its order) whose part has a shape of `_shapes`, built atom by atom: a
+        part with more atoms or a larger total than any shape allows is not extended, and the last atom
+        takes only the counts that complete a shape."""
+        shapes = self._shapes
+        most = [max((t for n, t in shapes if n >= m), default=-1) for m in range(len(goal) + 2)]
+        made = [((), (), 0, 0)]
+        last = len(goal) - 1
+        for i, (x, y, z, c) in enumerate(goal):
+            s, n = (1, c) if c > 0 else (-1, -c)
+            grown = []
+            for part, rest, m, t in made:
+                self._check_budget()
+                if i < last or (m, t) in shapes:
+                    grown.append((part, (*rest, (x, y, z, c)), m, t))
+                for k in range(1, n + 1):
+                    if t + k > most[m + 1]:
+                        break
+                    if i == last and (m + 1, t + k) not in shapes:
+                        continue
+                    take = (*part, (x, y, z, s * k))
+                    grown.append((take, (*rest, (x, y, z, s * (n - k))) if k < n else rest, m + 1, t + k))
+            made = grown
+        return ((part, rest) for part, rest, _, _ in made if part and rest)
 
     def _view(self, part: atoms.Atoms, sign: int):
         """What `part` (negated for sign -1) looks like to the forward table: whether the table holds it,
@@ -491,11 +540,8 @@ class ExactSearch:
         """The two-operand steps computing `u` with at most `out` (0 or 1) operands outside the forward
         table: one operand found by its pattern, the other checked when `out` is 0."""
         reach = self._reach
-        shapes = self._shapes
         for part, rest in self._sub_parts(u):
             self._check_budget()
-            if (len(part), atoms.total(part)) not in shapes:
-                continue
             views = {1: self._view(part, 1), -1: self._view(part, -1)}
             if views[1] is None and views[-1] is None:
                 continue
@@ -513,8 +559,8 @@ class ExactSearch:
                         near = [(dirs, (dx, dy)) for dirs, (dx, dy) in f.offsets if (ax - dx, ay - dy) in at]
                     parts = (part, rest) if i == 0 else (rest, part)
                     for dirs, off in near:
-                        lowers = self._lowers(f, dirs, off, parts)
-                        if out or all(lo in reach for lo in lowers):
+                        lowers = self._lowers(f, dirs, off, parts, None if out else reach)
+                        if lowers is not None:
                             yield f, dirs, lowers
 
     def _ternary_near(self, u: int, out: int):
@@ -532,15 +578,12 @@ class ExactSearch:
                 if out >= 2:
                     second = self._splits(w)
                 else:
-                    second = ((b, atoms.sub(w, b)) for b, _ in held if b != w and atoms.contains(w, b))
+                    left = atoms.counts(w)
+                    second = ((b, c) for b, _ in held if b != w and (c := atoms.less(left, b)) is not None)
                 for b, c in second:
                     if out < 1 and space.id_of.get(c) not in reach:
                         continue
                     yield f, (), (space.intern(a), space.intern(b), space.intern(c))
-
-    def _sub_multisets(self, goal: atoms.Atoms):
-        """Every non-empty proper sub-multiset of `goal` (the budget checked at each)."""
-        return (part for part, _ in self._splits(goal))
 
     def _splits(self, goal: atoms.Atoms):
         """(part, rest) for every non-empty proper sub-multiset `part` of `goal`, `rest` the remainder (the

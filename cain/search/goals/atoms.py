@@ -91,6 +91,18 @@ def contains(big: Atoms, small: Atoms) -> bool:
     return True
 
 
+def less(big: dict[tuple[int, int, int], int], small: Atoms) -> Atoms | None:
+    """`big` (as `counts` gives it) less `small` when `small` is a sub-multiset of it (`contains`), else
+    None: one goal's counts made once for many candidate parts."""
+    d = dict(big)
+    for x, y, z, c in small:
+        b = d.get((x, y, z), 0)
+        if (b < c) if c > 0 else (b > c):
+            return None
+        d[(x, y, z)] = b - c
+    return from_counts(d)
+
+
 def overlap(a: Atoms, b: Atoms) -> Atoms:
     """The largest common sub-multiset of `a` and `b` (same-sign count-wise minimum)."""
     d = counts(b)
