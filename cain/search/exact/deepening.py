@@ -113,6 +113,7 @@ class ExactSearch:
             len(names),
             [atoms.from_goal(g) for g in filt.initial_goals()] if inputs is None else inputs,
             only=only,
+            statistics=False,
         )
         self.kinds = Kinds.of(space.macros)
         self.res2 = next((m for m in space.macros.values() if m.scale == 0 and len(m.results) == 2), None)
