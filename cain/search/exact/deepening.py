@@ -493,29 +493,32 @@ class ExactSearch:
         return got
 
     def _shaped_splits(self, goal: atoms.Atoms):
-        """`_splits` of `goal` (in its order) whose part has a shape of `_shapes`, built atom by atom: a
-        part with more atoms or a larger total than any shape allows is not extended, and the last atom
-        takes only the counts that complete a shape."""
+        """`_splits` of `goal` (in its order) whose part has a shape of `_shapes`, built atom by atom, depth
+        first: a part with more atoms or a larger total than any shape allows is not extended, and the last
+        atom takes only the counts that complete a shape."""
         shapes = self._shapes
         most = [max((t for n, t in shapes if n >= m), default=-1) for m in range(len(goal) + 2)]
-        made = [((), (), 0, 0)]
         last = len(goal) - 1
-        for i, (x, y, z, c) in enumerate(goal):
+
+        def grow(i: int, part: atoms.Atoms, rest: atoms.Atoms, m: int, t: int):
+            self._check_budget()
+            x, y, z, c = goal[i]
             s, n = (1, c) if c > 0 else (-1, -c)
-            grown = []
-            for part, rest, m, t in made:
-                self._check_budget()
-                if i < last or (m, t) in shapes:
-                    grown.append((part, (*rest, (x, y, z, c)), m, t))
-                for k in range(1, n + 1):
-                    if t + k > most[m + 1]:
-                        break
-                    if i == last and (m + 1, t + k) not in shapes:
-                        continue
-                    take = (*part, (x, y, z, s * k))
-                    grown.append((take, (*rest, (x, y, z, s * (n - k))) if k < n else rest, m + 1, t + k))
-            made = grown
-        return ((part, rest) for part, rest, _, _ in made if part and rest)
+            if i < last:
+                yield from grow(i + 1, part, (*rest, (x, y, z, c)), m, t)
+            elif part and (m, t) in shapes:
+                yield part, (*rest, (x, y, z, c))
+            for k in range(1, n + 1):
+                if t + k > most[m + 1]:
+                    break
+                took = (*part, (x, y, z, s * k))
+                left = (*rest, (x, y, z, s * (n - k))) if k < n else rest
+                if i < last:
+                    yield from grow(i + 1, took, left, m + 1, t + k)
+                elif left and (m + 1, t + k) in shapes:
+                    yield took, left
+
+        return grow(0, (), (), 0, 0) if goal else iter(())
 
     def _view(self, part: atoms.Atoms, sign: int):
         """What `part` (negated for sign -1) looks like to the forward table: whether the table holds it,
