@@ -372,15 +372,8 @@ class ExactSearch:
         got = self._binaries.get(u)
         if got is not None:
             return got
-        goal = self.space.goal_of[u]
         got = []
-        ranges = [range(abs(c) + 1) for *_, c in goal]
-        for ks in itertools.product(*ranges):
-            part = tuple((x, y, z, k if c > 0 else -k) for (x, y, z, c), k in zip(goal, ks, strict=True) if k)
-            if not part or part == goal:
-                continue
-            self._check_budget()
-            rest = atoms.sub(goal, part)
+        for part, rest in self._splits(self.space.goal_of[u]):
             for f in self.space.binary:
                 if f.symmetric and part > rest:
                     continue
@@ -502,12 +495,12 @@ class ExactSearch:
 
         def grow(i: int, part: atoms.Atoms, rest: atoms.Atoms, m: int, t: int):
             self._check_budget()
-            x, y, z, c = goal[i]
+            x, y, z, c = whole = goal[i]
             s, n = (1, c) if c > 0 else (-1, -c)
             if i < last:
-                yield from grow(i + 1, part, (*rest, (x, y, z, c)), m, t)
+                yield from grow(i + 1, part, (*rest, whole), m, t)
             elif part and (m, t) in shapes:
-                yield part, (*rest, (x, y, z, c))
+                yield part, (*rest, whole)
             for k in range(1, n + 1):
                 if t + k > most[m + 1]:
                     break
