@@ -46,6 +46,11 @@ SLOW_LIT = (
     "frontend/options.cain",
     "frontend/scales.cain",
     "emit/emit.mlir",
+    # searches and readers the fast tier also runs in-process (tests/search, tests/frontend, tests/backend)
+    "search/structure.cain",
+    "expand-bus/expand.mlir",
+    "superpixel/adc.cain",
+    "frontend-json/goal_ir.mlir",
 )
 """Lit tests left to the full suite: searches of hundreds to thousands of nodes, exact proofs, the readers'
 errors one file each (tests/frontend/ checks each message and place in-process) and the

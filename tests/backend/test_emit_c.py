@@ -123,6 +123,7 @@ def test_header_prints_no_scale_at_depth_0():
         assert lines[lines.index(head) + 1].split() == ["*", "[", str(2**depth), "]"]
 
 
+@pytest.mark.slow
 def test_a_filter_named_after_a_reserved_word_gives_a_function_cpp_compiles(tmp_path):
     assert [c_identifier(n) for n in ("long", "2x", "a-b", "class")] == ["long_", "_2x", "a_b", "class_"]
     compiled = cain.compile("filter long\ninput A\noutput k -> B = [1 1]\n", budget=200, level="macro")

@@ -146,6 +146,7 @@ def test_expansion_pieces_match_the_program():
     assert len(flat) == len(expansion(regalloc))
 
 
+@pytest.mark.slow
 @pytest.mark.skipif(CXX is None, reason="no C++ compiler")
 def test_a_program_past_the_store_runs_on_the_stand_in_as_kernels(tmp_path):
     """1026 ICWs: as one kernel the stand-in's 1024-ICW stack refuses it; split, it runs and copies A to B."""

@@ -147,6 +147,7 @@ def test_compile_text_and_weight_tensors():
     assert listed.errors == {"blur": 0, "gx": 0}
 
 
+@pytest.mark.slow
 def test_approximated_weights_report_their_error_and_the_program_computes_the_approximation():
     weights = np.array([[0.1, 0.2, 0.1], [0.2, 0.3, 0.2], [0.1, 0.2, 0.1]])
     result = cain.compile(weights, max_depth=3, max_error=0.5, budget=200)

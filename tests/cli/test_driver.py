@@ -182,6 +182,7 @@ def test_batch_on_a_dask_scheduler(capsys, tmp_path):
     assert "void sobel(void)" in c_file.read_text() and "| laplacian |" in out
 
 
+@pytest.mark.slow
 @pytest.mark.skipif(CXX is None, reason="no C++ compiler")
 def test_max_icws_cuts_the_program_into_kernels_that_compute_the_filter(capsys, tmp_path):
     status, out, err = run(capsys, EXAMPLES / "gauss3x3.cain", "--budget", 300, "--max-icws", 4)

@@ -167,7 +167,7 @@ def mangled(draw):
     return kind, text
 
 
-@settings(max_examples=60, derandomize=True, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@settings(max_examples=30, derandomize=True, deadline=None, suppress_health_check=[HealthCheck.too_slow])
 @given(mangled())
 def test_mangled_input_gives_a_one_line_error_not_a_traceback(case):
     kind, text = case
@@ -235,7 +235,7 @@ def test_every_constructive_program_computes_its_kernels(text, set_name):
             assert program.output_goals(filt.initial_goals()) == filt.final_goals()
 
 
-@settings(max_examples=5, derandomize=True, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@settings(max_examples=3, derandomize=True, deadline=None, suppress_health_check=[HealthCheck.too_slow])
 @given(kernel_files(), st.sampled_from(["all", "basic"]), st.integers(0, 2))
 def test_candidates_for_a_register_count_are_those_that_fit_it(text, set_name, spare):
     """Asked for the candidates that fit a register count, the constructive program counts what each needs

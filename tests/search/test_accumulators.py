@@ -44,7 +44,7 @@ def test_the_accumulator_plan_computes_the_kernels_in_every_order(weights, bits,
         assert accumulator_plan(integer, order).output_goals([Goal.identity(1, 0)]) == integer.final_goals()
 
 
-@settings(max_examples=5, deadline=None)
+@settings(max_examples=3, deadline=None)
 @given(matrices, st.integers(1, 3), st.sampled_from([None, 3]))
 def test_accumulator_programs_are_exact_on_a_wide_dreg_file(weights, bits, width):
     program = accumulator_program(*wide_file(weights, bits, width))

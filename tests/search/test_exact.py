@@ -297,6 +297,7 @@ def test_op_images_permute_the_ops():
     assert exact_sat.op_images(ops, [SYMMETRIES[0]]) == []
 
 
+@pytest.mark.slow
 @needs_cp_sat
 @pytest.mark.parametrize("matrix", ([[1, 1, 1]], [[1, 1], [1, 1]]))
 def test_cp_sat_symmetry_keeps_the_shortest_program(matrix):

@@ -60,6 +60,7 @@ def test_the_last_kernel_formed_over_an_input_verifies(tmp_path):
     assert outcome.outcome == "passed", outcome.message
 
 
+@pytest.mark.slow
 def test_without_a_certificate_the_error_still_says_what_to_change(tmp_path):
     outcome = compile_case(HOPELESS.read_text(), Budget(nodes=20), tmp_path)
     assert outcome.outcome == "no program", outcome.message

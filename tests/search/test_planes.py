@@ -58,7 +58,7 @@ def wide_file(weights: list[list[list[int]]], bits: int, width: int | None):
     return filt, Encoding(filt.encoding.input_bits, width, DATA_DREGS + tuple(f"R{i}" for i in range(13, 60)))
 
 
-@settings(max_examples=10, deadline=None)
+@settings(max_examples=5, deadline=None)
 @given(matrices, st.integers(1, 3), st.sampled_from([None, 3]))
 def test_plane_programs_are_exact_on_a_wide_dreg_file(weights, bits, width):
     filt, wide = wide_file(weights, bits, width)

@@ -154,6 +154,7 @@ def test_a_form_may_read_one_value_twice():
     assert all(len(child) == 2 for child in twice)
 
 
+@pytest.mark.slow
 def test_sobel_pair_in_ten_macros():
     """Both Sobel kernels share `x - shift2(x)` forms: the search reaches the ten-macro program (a node
     budget, verified by the search)."""
@@ -165,6 +166,7 @@ def test_sobel_pair_in_ten_macros():
     assert result.program.macros <= 10
 
 
+@pytest.mark.slow
 def test_two_kernels_sharing_a_part_each_an_add3():
     """Two kernels that share a part, each made by one `add3` from it and two other parts: the pair that
     splits a kernel three ways around the part it shares in place with the other kernel of the bag is

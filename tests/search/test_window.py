@@ -148,6 +148,7 @@ def test_the_search_shortens_its_plan_by_exact_windows_on_a_time_budget():
     assert_simulates(shortened.program, filt, seed=0)
 
 
+@pytest.mark.slow
 def test_the_constructive_program_is_shortened_in_the_time_the_search_left():
     """Six kernels in six registers: no program of the goal model fits, so the search does not run and the
     constructive program is the result. Under a node budget it is printed as built; on a time budget its
