@@ -116,6 +116,7 @@ def test_the_default_bus_program_is_never_longer_than_the_macro_programs_expansi
     assert "chosen:" not in only.c and only.level == "bus"
 
 
+@pytest.mark.slow
 def test_the_default_out_of_its_synthesis_budget_prints_the_verified_expansion(monkeypatch):
     """With a synthesis of one state (a node budget: no clock), each plan keeps the macros' own expansion,
     the shorter is printed, the header says the synthesis stopped, and the program computes the kernel."""

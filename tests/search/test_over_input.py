@@ -31,6 +31,7 @@ def _plus(a: dict, b: dict, k: int = 1) -> dict:
     return {p: c for p, c in out.items() if c}
 
 
+@pytest.mark.slow
 def test_a_certificate_is_an_identity_of_polynomials():
     """The certificate found says what it claims, channel by channel: the last kernel is ±m·2^e plus the
     others times g in the overwritten channel, and 2^e·F plus the others times g in every other one."""
