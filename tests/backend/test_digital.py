@@ -207,7 +207,10 @@ def test_a_program_past_the_kernel_store_runs_as_several_kernels():
 def test_too_wide_for_the_dreg_file_is_a_clear_error():
     """Two 2x2 kernels of a 3-bit image end in 11 bits, within the 13 DREGs of a PE: none of Cain's plans
     fits, but no bound rules a program out, and the error says so."""
-    text = "option mode = digital\noption input_bits = 3\noutput K0 -> A = [1 1; 1 0]\noutput K1 -> B = [1 0; -2 -1]"
+    text = (
+        "option mode = digital\noption input_bits = 3\n"
+        "output K0 -> A = [1 1; 1 0]\noutput K1 -> B = [1 0; -2 -1]"
+    )
     with pytest.raises(
         dreg_alloc.DigitalAllocationError, match=r"Cain's programs need \d+ DREGs at once"
     ) as e:
