@@ -289,6 +289,21 @@ def test_table1_row(tmp_path):
 
 
 @pytest.mark.slow
+def test_table1_through_the_default_compile(tmp_path):
+    """`--compile`: the row through `cain.compile` in a fresh process, in the row's instruction set, its
+    program verified here and its bus ICWs the printed program's."""
+    assert table1.main(["--compile", "--filters", "gauss3x3", "--sets", "basic", "--budget", "200",
+                        "--out", str(tmp_path), "--quiet", "--no-plot"]) == 0
+    (row,) = common.read_results(tmp_path)["rows"]
+    best = row["best"]
+    assert best["status"] == "verified", best["error"]
+    assert best["macros"] == 12 and 0 < best["bus_icws"] < best["icws"]
+    assert "With --compile each row is the default compile" in (tmp_path / "summary.md").read_text()
+    with pytest.raises(SystemExit):
+        table1.main(["--compile", "--cost", "icws"])
+
+
+@pytest.mark.slow
 def test_bus_experiment(tmp_path):
     files = [str(table1.EXAMPLES / "gauss3x3.cain"), str(table1.EXAMPLES / "laplacian.cain")]
     assert bus.main(["--filters", *files, "--budget", "400", "--images", "1", "--out", str(tmp_path), "--quiet"]) == 0
