@@ -491,27 +491,23 @@ class ExactSearch:
         atom takes only the counts that complete a shape."""
         shapes = self._shapes
         most = [max((t for n, t in shapes if n >= m), default=-1) for m in range(len(goal) + 2)]
-        last = len(goal) - 1
 
         def grow(i: int, part: atoms.Atoms, rest: atoms.Atoms, m: int, t: int):
+            if i == len(goal):
+                if part and rest and (m, t) in shapes:
+                    yield part, rest
+                return
             self._check_budget()
             x, y, z, c = whole = goal[i]
             s, n = (1, c) if c > 0 else (-1, -c)
-            if i < last:
-                yield from grow(i + 1, part, (*rest, whole), m, t)
-            elif part and (m, t) in shapes:
-                yield part, (*rest, whole)
+            yield from grow(i + 1, part, (*rest, whole), m, t)
             for k in range(1, n + 1):
                 if t + k > most[m + 1]:
                     break
-                took = (*part, (x, y, z, s * k))
                 left = (*rest, (x, y, z, s * (n - k))) if k < n else rest
-                if i < last:
-                    yield from grow(i + 1, took, left, m + 1, t + k)
-                elif left and (m + 1, t + k) in shapes:
-                    yield took, left
+                yield from grow(i + 1, (*part, (x, y, z, s * k)), left, m + 1, t + k)
 
-        return grow(0, (), (), 0, 0) if goal else iter(())
+        return grow(0, (), (), 0, 0)
 
     def _view(self, part: atoms.Atoms, sign: int):
         """What `part` (negated for sign -1) looks like to the forward table: whether the table holds it,
