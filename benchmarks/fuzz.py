@@ -13,6 +13,13 @@ tests/regressions/fuzz/, which tests/passes/test_fuzz.py compiles), so it stays 
     python -m benchmarks.fuzz --samples 1000 --budget 1000
     python -m benchmarks.fuzz --samples 250 --budget 10s     # the default search budget
     python -m benchmarks.fuzz --regressions                   # every kept case, as the tests check them
+    python -m benchmarks.fuzz --compile --samples 200 --budget 10s   # what `cain k.cain` prints
+
+With `--compile` each filter goes through the default compile instead (`cain.compile`, what `cain k.cain`
+prints: bus level, both searches, bus-level synthesis), on the SDK's six registers, and its C is compiled
+with the host's C++ compiler against the SDK stand-in (tests/c) and run on random images, each output
+compared with the direct correlation of its kernel: a check of the printed code, independent of the
+compiler's own verification. Its failing cases go under tests/regressions/fuzz-compile/.
 
 A node budget makes the campaign deterministic (the same seed gives the same filters and programs); a time
 budget runs the search as a user's `cain-opt` does by default, deadline and all.
@@ -33,6 +40,7 @@ from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path
 
+import numpy as np
 from cain.dialects import DIALECTS
 from cain.dialects.scamp5 import KernelOp
 from xdsl.context import Context
@@ -40,14 +48,24 @@ from xdsl.dialects.builtin import Builtin
 from xdsl.parser import Parser
 
 from benchmarks.common import ROOT, Budget, machine_info, make_parser, markdown_table, write_outputs
+from benchmarks.stand_in import CXX, compile_and_run
+from cain.api import compile as default_compile
+from cain.backend.c_names import c_identifier
+from cain.backend.sim import correlate, random_images, reach
 from cain.backend.verify import VerificationError, verify_kernel
 from cain.cli import main
+from cain.diagnostics import CainError
 from cain.frontend.kernel import parse_filter
 
 OUTCOMES = ("passed", "no program", "too long", "error", "crash", "wrong")
 SHAPES = ((3, 3), (5, 5), (2, 2), (3, 5))
 REGISTER_NAMES = "ABCDEFGH"
 CASES_DIR = ROOT / "tests" / "regressions" / "fuzz"
+COMPILE_CASES_DIR = ROOT / "tests" / "regressions" / "fuzz-compile"
+DEVICE_REGISTERS = 6
+"""`--compile` compiles for the device: its filters have at most the SDK's six analogue registers A..F."""
+C_SIZE = 40
+"""Side of the images the C runs on in the stand-in under `--compile`."""
 
 Pick = Callable[[int, int], int]
 """`pick(lo, hi)`: an integer from lo to hi inclusive (random.randint, or a hypothesis draw)."""
@@ -157,6 +175,51 @@ def compile_case(text: str, budget: Budget, workdir: Path) -> Outcome:
     return outcome
 
 
+def compile_printed(text: str, budget: Budget, workdir: Path) -> Outcome:
+    """Compile one kernel file as `cain` does by default, then run its C against the SDK stand-in on random
+    images and compare each output, away from the edges the program's shifts reach, with the correlation."""
+    started = time.perf_counter()
+    source = workdir / "case.cain"
+    source.write_text(text)
+
+    def done(outcome: Outcome) -> Outcome:
+        outcome.seconds = time.perf_counter() - started
+        return outcome
+
+    try:
+        compiled = default_compile(str(source), budget=budget.nodes, time=budget.seconds)
+    except CainError as e:
+        return done(_classify(1, str(e)))
+    except Exception as e:  # noqa: BLE001 - a traceback is this campaign's finding
+        return done(Outcome("crash", f"{type(e).__name__}: {e}"))
+    filt = compiled.filter
+    images = random_images(len(filt.inputs), 1, C_SIZE, seed=len(text))[:, 0]
+    try:
+        outs = compile_and_run(
+            compiled.c,
+            c_identifier(filt.name),
+            [r for _, r in filt.inputs],
+            [k.register for k in filt.kernels],
+            images,
+            workdir,
+            size=C_SIZE,
+        )
+    except Exception as e:  # noqa: BLE001 - C that does not build or run is this campaign's finding
+        detail = getattr(e, "stderr", "") or str(e)
+        return done(Outcome("crash", f"the C against the SDK stand-in: {detail.strip()[:300]}"))
+    m = reach(compiled.program)
+    inner = (slice(m, C_SIZE - m), slice(m, C_SIZE - m))
+    for out, kernel in zip(outs, filt.kernels, strict=True):
+        if not np.allclose(out[inner], correlate(images, kernel.goal, filt.depth)[inner], atol=1e-9):
+            return done(Outcome("wrong", f"kernel {kernel.name}: the C's output is not the correlation"))
+    return done(Outcome("passed", macros=compiled.macros))
+
+
+STAGES = {
+    False: "cain-opt's search, regalloc, independent verification of the IR, emit",
+    True: "the default compile, its C run against the SDK stand-in",
+}
+
 REGRESSION_BUDGET = Budget(nodes=20)
 
 
@@ -235,8 +298,14 @@ def main_fuzz(argv: list[str] | None = None) -> int:
     parser.add_argument(
         "--cases",
         type=Path,
-        default=CASES_DIR,
-        help="where failing cases are saved (default tests/regressions/fuzz/)",
+        help="where failing cases are saved (default tests/regressions/fuzz/, with --compile "
+        "tests/regressions/fuzz-compile/)",
+    )
+    parser.add_argument(
+        "--compile",
+        action="store_true",
+        help="each filter through the default compile (cain.compile, bus level), its C run against the SDK "
+        "stand-in (needs a C++ compiler)",
     )
     parser.add_argument(
         "--regressions",
@@ -245,6 +314,10 @@ def main_fuzz(argv: list[str] | None = None) -> int:
         "(the suite runs the quicker ones)",
     )
     args = parser.parse_args(argv)
+    if args.cases is None:
+        args.cases = COMPILE_CASES_DIR if args.compile else CASES_DIR
+    if args.compile and CXX is None:
+        parser.error("--compile runs the C: no C++ compiler (g++ or c++) found")
     if args.regressions:
         return check_regressions(args.cases, args.quiet)
     machine = machine_info()
@@ -255,8 +328,12 @@ def main_fuzz(argv: list[str] | None = None) -> int:
     with tempfile.TemporaryDirectory() as tmp:
         for n in range(args.samples):
             name = f"fuzz_{args.seed}_{n}"
-            text = kernel_file(rng.randint, name)
-            result = compile_case(text, args.budget, Path(tmp))
+            if args.compile:
+                text = kernel_file(rng.randint, name, DEVICE_REGISTERS)
+                result = compile_printed(text, args.budget, Path(tmp))
+            else:
+                text = kernel_file(rng.randint, name)
+                result = compile_case(text, args.budget, Path(tmp))
             counts[result.outcome] += 1
             records.append(
                 {
@@ -282,8 +359,8 @@ def main_fuzz(argv: list[str] | None = None) -> int:
         print(file=sys.stderr)
     table = markdown_table(["outcome", "filters"], [[o, counts[o]] for o in OUTCOMES])
     body = (
-        f"{elapsed:.0f} s in all ({elapsed / args.samples:.2f} s per filter: search at {args.budget}, "
-        f"regalloc, independent verification, emit).\n\n{table}\n"
+        f"{elapsed:.0f} s in all ({elapsed / args.samples:.2f} s per filter: {STAGES[args.compile]}, at "
+        f"{args.budget}).\n\n{table}\n"
     )
     failing = [r for r in records if r["outcome"] != "passed"]
     if failing:

@@ -7,11 +7,11 @@ from cain.passes.bus_synth import BusSynthPass
 from cain.passes.expand_bus import ExpandBusPass
 from cain.passes.regalloc import RegallocPass
 from handwritten import gauss3_all, gauss3_basic, gauss3_filter
-from sdk_stand_in import CXX, SIZE, compile_and_run
 from xdsl.context import Context
 from xdsl.dialects.builtin import ModuleOp
 
 import cain
+from benchmarks.stand_in import CXX, SIZE, compile_and_run
 from cain.backend.c_names import c_identifier
 from cain.backend.convert import kernel_from_program
 from cain.backend.emit_c import CTarget

@@ -11,10 +11,10 @@ from cain.passes.bus_synth import BusSynthPass
 from cain.passes.expand_bus import ExpandBusPass
 from cain.passes.regalloc import RegallocPass
 from handwritten import gauss3_basic, gauss3_filter
-from sdk_stand_in import CXX, SIZE, compile_and_run
 from xdsl.context import Context
 from xdsl.dialects.builtin import ModuleOp
 
+from benchmarks.stand_in import CXX, SIZE, compile_and_run
 from cain.backend.convert import kernel_from_program
 from cain.backend.emit_c import CTarget, kernel_split
 from cain.backend.regalloc import allocate

@@ -8,9 +8,9 @@ from pathlib import Path
 
 import numpy as np
 import pytest
-from sdk_stand_in import CXX, SIZE, compile_and_run
 
 import cain
+from benchmarks.stand_in import CXX, SIZE, compile_and_run
 from cain import cli
 from cain.backend.sim import correlate
 

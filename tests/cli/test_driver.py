@@ -7,8 +7,8 @@ from pathlib import Path
 
 import numpy as np
 import pytest
-from sdk_stand_in import CXX, SIZE, compile_and_run
 
+from benchmarks.stand_in import CXX, SIZE, compile_and_run
 from cain import driver
 from cain.backend.sim import correlate, random_images
 from cain.frontend.kernel import parse_filter

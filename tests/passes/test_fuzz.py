@@ -10,6 +10,7 @@ configs and goal / scamp5 IR give a one-line error and exit 1, never a traceback
 
 from __future__ import annotations
 
+import dataclasses
 import subprocess
 import sys
 import tempfile
@@ -23,13 +24,15 @@ from cain.passes.regalloc import RegallocPass
 from cain.passes.search import SearchPass
 from hypothesis import HealthCheck, assume, given, settings
 from hypothesis import strategies as st
-from sdk_stand_in import CXX, SIZE, compile_and_run
 from xdsl.context import Context
 
+import cain
+from benchmarks.stand_in import CXX, SIZE, compile_and_run
 from cain.diagnostics import CainError
 
 ROOT = Path(__file__).resolve().parents[2]
 
+from benchmarks import common, fuzz
 from benchmarks.fuzz import CASES_DIR, cain_opt, kernel_file, regression_failure
 from cain.backend.c_names import c_identifier
 from cain.backend.convert import program_from_kernel
@@ -112,6 +115,35 @@ def test_random_filters_run_as_c_against_the_sdk_stand_in(text):
     for out, k in zip(outs, f.kernels, strict=True):
         expected = correlate(images, k.goal, f.depth)
         assert np.allclose(out[inner], expected[inner], atol=1e-9)
+
+
+SMALL = """filter small
+input c0 -> A
+output k0 -> B = 1/2 [1 1]
+"""
+
+
+@pytest.mark.slow
+@pytest.mark.skipif(CXX is None, reason="no C++ compiler")
+def test_the_compile_campaign_runs_the_printed_c_and_catches_a_wrong_one(tmp_path, monkeypatch):
+    """`benchmarks.fuzz --compile`: the default compile's C runs against the stand-in and computes the
+    kernels; the same C with one output register's last write dropped is `wrong`; a user mistake is an
+    `error`, not a crash."""
+    budget = common.Budget(nodes=10)
+    passed = fuzz.compile_printed(SMALL, budget, tmp_path)
+    assert passed.outcome == "passed" and passed.macros
+    compiled = cain.compile(SMALL, budget=10)
+    lines = compiled.c.splitlines()
+    last = max(i for i, line in enumerate(lines) if line.strip().startswith("bus(B,"))
+    broken = dataclasses.replace(compiled, c="\n".join(lines[:last] + lines[last + 1 :]))
+    monkeypatch.setattr(fuzz, "default_compile", lambda *args, **kwargs: broken)
+    wrong = fuzz.compile_printed(SMALL, budget, tmp_path)
+    assert wrong.outcome == "wrong" and "kernel k0" in wrong.message
+    monkeypatch.undo()
+    error = fuzz.compile_printed(
+        SMALL.replace("[1 1]", "[1 1") + "option registers = A B\n", budget, tmp_path
+    )
+    assert error.outcome == "error" and "case.cain:4:1: error: syntax error" in error.message
 
 
 # -- mangled input: located errors, never a traceback ------------------------------------------------

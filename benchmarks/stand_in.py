@@ -1,5 +1,6 @@
 """Emitted C compiled with the host's C++ compiler against the stand-in for the SCAMP-5d SDK (tests/c) and
-run on images: what the C tests compare with the direct correlation."""
+run on images: what the C tests and the fuzz campaign of the default compile compare with the direct
+correlation."""
 
 import shutil
 import subprocess
@@ -8,7 +9,7 @@ from pathlib import Path
 
 import numpy as np
 
-C_DIR = Path(__file__).parent / "c"
+C_DIR = Path(__file__).resolve().parents[1] / "tests" / "c"
 SIZE = 24
 CXX = shutil.which("g++") or shutil.which("c++")
 
@@ -21,9 +22,10 @@ def compile_and_run(
     images,
     tmp_path,
     defines: Sequence[str] = (),
+    size: int = SIZE,
 ) -> np.ndarray:
-    """`function` of `c_text` run on `images` (one per input register): one image per output register.
-    `defines` (`NAME=VALUE`) set the stand-in's parameters, e.g. `SCAMP5_ICW_STACK_CAP`."""
+    """`function` of `c_text` run on `images` (one per input register, `size` pixels square): one image per
+    output register. `defines` (`NAME=VALUE`) set the stand-in's parameters, e.g. `SCAMP5_ICW_STACK_CAP`."""
     source = tmp_path / "kernel.cpp"
     source.write_text(c_text)
     exe = tmp_path / "driver"
@@ -33,7 +35,7 @@ def compile_and_run(
             "-std=c++17",
             "-O1",
             f"-I{C_DIR}",
-            f"-DSCAMP5_SIZE={SIZE}",
+            f"-DSCAMP5_SIZE={size}",
             f'-DCAIN_SOURCE="{source}"',
             *(f"-D{d}" for d in defines),
             f"-DCAIN_KERNEL={function}",
@@ -49,4 +51,4 @@ def compile_and_run(
     run = subprocess.run(
         [str(exe), *inputs, "--", *outputs], input=data, capture_output=True, text=True, check=True
     )
-    return np.array(run.stdout.split(), dtype=np.float64).reshape(len(outputs), SIZE, SIZE)
+    return np.array(run.stdout.split(), dtype=np.float64).reshape(len(outputs), size, size)
