@@ -19,8 +19,9 @@ from xdsl.dialects.builtin import ModuleOp
 from xdsl.utils.target import Target
 
 from cain.backend.c_names import c_function, sdk_kernel
-from cain.backend.convert import kernels_of, require_registers
+from cain.backend.convert import kernels_of, micro_ops_of, program_from_kernel, require_registers
 from cain.backend.digital import digital_functions
+from cain.backend.sim import bus_reach, reach
 from cain.backend.split import KERNEL_STORE, Split, kernel_pieces, piece_micro_ops, split
 from cain.backend.verify import ensure_verified, verify_kernels
 from cain.diagnostics import CainError
@@ -86,7 +87,7 @@ def kernel_comment(kernel: KernelOp) -> list[str]:
             f"{len(kinds)} ICWs (bus micro-operations){proof}, {kinds.count('bus2')} bus2, {kinds.count('bus3')} "
             f"bus3, by the exact search over micro-ops"
         )
-        return lines
+        return lines + [edge_line(kernel)]
     lines.append(
         f"{counts.get('macros', '?')} macro instructions{length_bound(counts)}, {len(kinds)} ICWs (bus micro-operations), "
         f"{kinds.count('bus2')} bus2, {kinds.count('bus3')} bus3"
@@ -97,7 +98,21 @@ def kernel_comment(kernel: KernelOp) -> list[str]:
         plain = counts.get("expansion_icws") == len(kinds)
         kept = "the macros' own expansion" if plain else "the shortest program found by then"
         lines.append(f"bus-level synthesis stopped at its budget (time or work): {kept}, verified")
-    return lines + rival_lines(counts)
+    return lines + [edge_line(kernel)] + rival_lines(counts)
+
+
+def edge_line(kernel: KernelOp) -> str:
+    """Which pixels a user may trust: the outputs are exact from the reach of the code the kernel runs (its
+    micro-ops at bus level, else its macros) inwards; nearer the edge, a value moved off the array read 0."""
+    outputs = [k.register for k in kernel.filter.kernels]
+    if any(isinstance(op, BusMicroOp) for op in kernel.block.ops):
+        margin = bus_reach(micro_ops_of(kernel), outputs)
+    else:
+        margin = reach(program_from_kernel(kernel))
+    if not margin:
+        return "outputs exact at every pixel"
+    rings = "ring" if margin == 1 else f"{margin} rings"
+    return f"outputs exact but in the array's outermost {rings} of pixels (values moved off the array read 0)"
 
 
 RIVALS = {

@@ -32,6 +32,7 @@ scamp5.kernel @"box 1x2"(%0: !scamp5.areg) depth 1 registers ["A", "B", "C", "D"
 // CHECK-NEXT:  *
 // CHECK-NEXT:  * approximation depth 1
 // CHECK-NEXT:  * 8 macro instructions, 19 ICWs (bus micro-operations)
+// CHECK-NEXT:  * outputs exact but in the array's outermost ring of pixels (values moved off the array read 0)
 // CHECK-NEXT:  */
 // CHECK-NEXT: void box_1x2(void) {
 // CHECK-NEXT:     scamp5_kernel_begin();

@@ -18,6 +18,7 @@ scamp5.kernel @"box 1x2"(%0: !scamp5.areg) depth 1 registers ["A", "B", "C", "D"
 }
 
 // CHECK:      * 8 macro instructions, 19 ICWs (bus micro-operations)
+// CHECK-NEXT: * outputs exact but in the array's outermost ring of pixels (values moved off the array read 0)
 // CHECK-NEXT: * run as 3 SDK kernels of at most 8 ICWs each (max-icws), one after the other:
 // CHECK-NEXT: *   [[ICWS:[0-9]+, [0-9]+, [0-9]+]] ICWs; the registers keep their values between kernels
 // CHECK:      * (move_to_heap): none stays on the SDK's 1024-ICW stack, but recording the longest needs

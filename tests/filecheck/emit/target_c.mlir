@@ -36,6 +36,7 @@ scamp5.kernel @blur(%0: !scamp5.areg) depth 2 registers ["A", "B", "C", "D", "E"
 // CHECK-NEXT:  *
 // CHECK-NEXT:  * approximation depth 2
 // CHECK-NEXT:  * 5 macro instructions, 16 ICWs (bus micro-operations), 4 bus2, 0 bus3
+// CHECK-NEXT:  * outputs exact but in the array's outermost ring of pixels (values moved off the array read 0)
 // CHECK-NEXT:  */
 // CHECK-NEXT: void blur(void) {
 // CHECK-NEXT:     scamp5_kernel_begin();
