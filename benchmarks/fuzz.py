@@ -50,6 +50,7 @@ from xdsl.parser import Parser
 from benchmarks.common import ROOT, Budget, machine_info, make_parser, markdown_table, write_outputs
 from benchmarks.stand_in import CXX, compile_and_run
 from cain.api import compile as default_compile
+from cain.api import default_workers
 from cain.backend.c_names import c_identifier
 from cain.backend.sim import bus_reach, correlate, random_images, reach
 from cain.backend.verify import VerificationError, verify_kernel
@@ -175,7 +176,7 @@ def compile_case(text: str, budget: Budget, workdir: Path) -> Outcome:
     return outcome
 
 
-def compile_printed(text: str, budget: Budget, workdir: Path) -> Outcome:
+def compile_printed(text: str, budget: Budget, workdir: Path, workers: int | None = None) -> Outcome:
     """Compile one kernel file as `cain` does by default, then run its C against the SDK stand-in on random
     images and compare each output with the correlation, away from the edges as far as the printed program's
     shifts reach (at bus level its micro-ops', which may move a value further than the macros did)."""
@@ -188,7 +189,7 @@ def compile_printed(text: str, budget: Budget, workdir: Path) -> Outcome:
         return outcome
 
     try:
-        compiled = default_compile(str(source), budget=budget.nodes, time=budget.seconds)
+        compiled = default_compile(str(source), budget=budget.nodes, time=budget.seconds, workers=workers)
     except CainError as e:
         return done(_classify(1, str(e)))
     except Exception as e:  # noqa: BLE001 - a traceback is this campaign's finding
@@ -310,7 +311,13 @@ def main_fuzz(argv: list[str] | None = None) -> int:
         help=f"instead of a campaign, check every kept case under --cases at {REGRESSION_BUDGET} "
         "(the suite runs the quicker ones)",
     )
+    for action in parser._actions:
+        if action.dest == "workers":
+            action.default = None
+            action.help = "search processes per filter (default 1; with --compile, cain's own default)"
     args = parser.parse_args(argv)
+    if args.workers is None:
+        args.workers = default_workers(args.budget.nodes) if args.compile else 1
     if args.cases is None:
         args.cases = COMPILE_CASES_DIR if args.compile else CASES_DIR
     if args.compile and CXX is None:
@@ -327,7 +334,7 @@ def main_fuzz(argv: list[str] | None = None) -> int:
             name = f"fuzz_{args.seed}_{n}"
             if args.compile:
                 text = kernel_file(rng.randint, name, DEVICE_REGISTERS)
-                result = compile_printed(text, args.budget, Path(tmp))
+                result = compile_printed(text, args.budget, Path(tmp), args.workers)
             else:
                 text = kernel_file(rng.randint, name)
                 result = compile_case(text, args.budget, Path(tmp))
