@@ -46,11 +46,29 @@ NEWS_FAMILY = frozenset(READS.values())
 
 
 def lin(items: Iterable[tuple[Term, int]]) -> Lin:
-    """The canonical form of a linear combination (terms merged, zeros dropped)."""
+    """The canonical form of a linear combination (terms merged, zeros dropped). The terms are distinct once
+    merged, so sorting them alone gives the order of sorting the pairs."""
     merged: dict[Term, int] = {}
+    get = merged.get
     for t, c in items:
-        merged[t] = merged.get(t, 0) + c
-    return tuple(sorted((t, c) for t, c in merged.items() if c))
+        merged[t] = get(t, 0) + c
+    return tuple([(t, merged[t]) for t in sorted(merged) if merged[t]])
+
+
+_MICRO_OPS: dict[tuple, MicroOp] = {}
+"""Every micro-op the synthesis has made, by its fields: the search makes the same few over and over, and a
+frozen dataclass is slow to construct."""
+
+
+def micro_op(kind: str, dests: tuple[str, ...], srcs: tuple[str, ...] = ()) -> MicroOp:
+    """`MicroOp(kind, dests, srcs)`, shared with every equal one made before."""
+    key = (kind, dests, srcs)
+    op = _MICRO_OPS.get(key)
+    if op is None:
+        if len(_MICRO_OPS) > 100_000:
+            _MICRO_OPS.clear()
+        op = _MICRO_OPS[key] = MicroOp(kind, dests, srcs)
+    return op
 
 
 def shifted(x: Lin, dx: int, dy: int, factor: int = 1) -> list[tuple[Term, int]]:
@@ -244,17 +262,28 @@ class _Synth:
             last[v] = len(steps)
         self.last = last
         self.users = users
+        self.alive = [frozenset(v for v, j in last.items() if j > i) for i in range(len(steps))]
+        """Per step, the values read after it (`live_after` without the deferred values' operands)."""
         self.pinned = {reg: v for v, _, reg in plan.outputs}
+        self.targets = [(v, s, self.index[reg]) for v, s, reg in plan.outputs if v is not None]
+        """The outputs that are not zero: (value, sign, register index)."""
         self.plans_seen: dict[tuple, list[tuple]] = {}
+        self.held: dict[tuple, dict[tuple[int, int], int]] = {}
+        """`holders` by register contents."""
 
     # liveness
-    def live_after(self, state: _State, i: int) -> set[int]:
-        live = {v for v, j in self.last.items() if j > i}
+    def live_after(self, state: _State, i: int) -> frozenset[int]:
+        """The values still needed after step `i`: read by a later step or an output, or by a deferred value."""
+        if not state.pending:
+            return self.alive[i]
+        live = set(self.alive[i])
         for _, form in state.pending:
             live.update(t[0] for t, _ in form)
-        return live
+        return frozenset(live)
 
     def expand(self, state: _State, form: Lin) -> Lin | None:
+        if not state.pending:  # `form` is canonical already
+            return form if all(abs(c) == 1 for _, c in form) else None
         pending = dict(state.pending)
         items: list[tuple[Term, int]] = []
         for (v, dx, dy), c in form:
@@ -357,17 +386,25 @@ class _Synth:
         return True
 
     def holders(self, state: _State) -> dict[tuple[int, int], int]:
-        found: dict[tuple[int, int], int] = {}
-        for r, held in enumerate(state.regs):
-            if held is not None and held not in found:
-                found[held] = r
+        """The first register holding each (value, sign) of `state` (memoised by the registers' contents:
+        callers only read it)."""
+        found = self.held.get(state.regs)
+        if found is None:
+            if len(self.held) > 100_000:
+                self.held.clear()
+            found = {}
+            for r, held in enumerate(state.regs):
+                if held is not None and held not in found:
+                    found[held] = r
+            self.held[state.regs] = found
         return found
 
     def lower(
         self, state: _State, i: int, result: int, form: Lin, halve: bool, split: int = 2, keep=frozenset()
     ) -> list[_State]:
         """Every way to compute `result` by the fused patterns; when there is none, the terms at one offset
-        are computed first into a register of their own (a part), and then the rest with that part."""
+        are computed first into a register of their own (a part), and then the rest with that part. `form`
+        is canonical (`lin`), and so is every part of it."""
         if any(abs(c) != 1 for _, c in form):  # a source is read at most once: 2x needs two copies
             return []
         out = self.fused(state, i, result, form, halve, keep)
@@ -381,11 +418,11 @@ class _Synth:
                 out += self.lower(mid, i, result, (((ident, dx, dy), 1),), halve, split - 1, keep)
             return out
         for k, offset in enumerate(offsets if len(offsets) > 1 else []):
-            part = lin((t, c) for t, c in form if t[1:] == offset)
+            part = tuple([(t, c) for t, c in form if t[1:] == offset])  # canonical, as `form` is
             if len(part) == len(form):
                 continue
             ident = -(1 + i * 64 + k + 16 * (2 - split))
-            others = lin((t, c) for t, c in form if t[1:] != offset)
+            others = tuple([(t, c) for t, c in form if t[1:] != offset])
             for mid in self.prune(
                 self.fused(state, i, ident, part, False, keep | frozenset(t[0] for t, _ in others))
             ):
@@ -393,7 +430,7 @@ class _Synth:
                 out += self.lower(mid, i, result, rest, halve, split - 1, keep)
         for k, (t0, c0) in enumerate(form if not out and len(form) > 1 else ()):  # one term at a time
             ident = -(1 + i * 64 + 32 + k + 8 * (2 - split))
-            others = lin(x for x in form if x[0] != t0)
+            others = tuple([x for x in form if x[0] != t0])
             for mid in self.prune(
                 self.fused(state, i, ident, ((t0, c0),), False, keep | frozenset(t[0] for t, _ in others))
             ):
@@ -405,8 +442,10 @@ class _Synth:
     ) -> list[_State]:
         limit = 2 if halve else 4
         held = self.holders(state)
-        live_after = self.live_after(state, i) | keep
-        live_now = live_after | {t[0] for t, _ in form}
+        live_after = self.live_after(state, i)
+        if keep:
+            live_after = live_after | keep
+        live_now = live_after.union([t[0] for t, _ in form])
         options = []
         for sigma in (1, -1):
             need = [(t, -sigma * c) for t, c in form]  # what the final op's sources must sum to
@@ -425,7 +464,7 @@ class _Synth:
                 d_terms = [(t, c) for t, c in direct if t in chosen]
                 if len(d_terms) > limit:
                     continue
-                rest = lin((t, c) for t, c in need if t not in chosen)
+                rest = tuple([(t, c) for t, c in need if t not in chosen])  # canonical as `form` is
                 for plan in self.news_plans(state.news, rest, limit - len(d_terms)):
                     cost = len(flips) + 1
                     if plan[0] == "write":
@@ -449,9 +488,10 @@ class _Synth:
         if room <= 0:
             return []
         key = (news, rest, room)
-        if key in self.plans_seen:
-            return self.plans_seen[key]
-        plans: list[tuple] = []
+        plans = self.plans_seen.get(key)  # one lookup: hashing the nested key is most of its cost
+        if plans is not None:
+            return plans
+        plans = []
         self.plans_seen[key] = plans
         if news is not None:
             target = dict(rest)
@@ -519,7 +559,7 @@ class _Synth:
             r = free_for_copy(source)
             if r is None:
                 return []
-            ops.append(MicroOp("bus", (self.names[r],), (self.names[source],)))
+            ops.append(micro_op("bus", (self.names[r],), (self.names[source],)))
             overwritten = regs[r]
             regs[r] = (v, c)
             if overwritten is not None and where.get(overwritten) == r:  # read it from its other holder, if any
@@ -535,7 +575,7 @@ class _Synth:
         if news_plan[0] == "write":
             _, pre, sources, reads = news_plan
             src_regs = tuple(self.names[where[s]] for s in sources)
-            ops.append(MicroOp("bus", (WRITES[pre],), src_regs))
+            ops.append(micro_op("bus", (WRITES[pre],), src_regs))
             news = lin(((v, pre[0], pre[1]), -c) for v, c in sources)
         elif news_plan[0] == "reuse":
             reads = news_plan[1]
@@ -568,9 +608,9 @@ class _Synth:
                 else:
                     second = NEWS
                     new_news = (((result, 0, 0), sigma),)
-                new_ops.append(MicroOp("bus2", (self.names[y], second), tuple(final_srcs)))
+                new_ops.append(micro_op("bus2", (self.names[y], second), tuple(final_srcs)))
             else:
-                new_ops.append(MicroOp("bus", (self.names[y],), tuple(final_srcs)))
+                new_ops.append(micro_op("bus", (self.names[y],), tuple(final_srcs)))
             new_regs[y] = (result, sigma)
             bus2 = state.bus2 + (1 if halve else 0)
             if self.options.max_bus2 is not None and bus2 > self.options.max_bus2:
@@ -592,17 +632,17 @@ class _Synth:
         its register with its sign, one when another register (or NEWS) holds it negated, two when one holds
         it with its sign, three when only its own register holds it, negated."""
         total = 0
-        for v, s, reg in self.plan.outputs:
-            r = self.index[reg]
-            if v is None or state.regs[r] == (v, s):
+        regs, news = state.regs, state.news
+        for v, s, r in self.targets:
+            here = regs[r]
+            if here == (v, s):
                 continue
-            if any(h == (v, -s) for q, h in enumerate(state.regs) if q != r) or state.news == (
-                ((v, 0, 0), -s),
-            ):
-                total += 1
-            elif any(h == (v, s) for h in state.regs):
+            neg = (v, -s)
+            if (neg in regs and (here != neg or regs.count(neg) > 1)) or news == (((v, 0, 0), -s),):
+                total += 1  # a register other than r holds it negated, or NEWS does
+            elif (v, s) in regs:
                 total += 2
-            elif state.regs[r] == (v, -s):
+            elif here == neg:
                 total += 3
         return total
 
@@ -626,15 +666,15 @@ class _Synth:
                     continue
                 neg = next((q for q, h in enumerate(regs) if h == (v, -s) and q != r), None)
                 if neg is not None:
-                    ops.append(MicroOp("bus", (self.names[r],), (self.names[neg],)))
+                    ops.append(micro_op("bus", (self.names[r],), (self.names[neg],)))
                 elif news == (((v, 0, 0), -s),):
-                    ops.append(MicroOp("bus", (self.names[r],), (NEWS,)))
+                    ops.append(micro_op("bus", (self.names[r],), (NEWS,)))
                 else:
                     same = next((q for q, h in enumerate(regs) if h == (v, s) and q != r), None)
                     if same is not None:  # through NEWS, negated twice
                         ops += [
-                            MicroOp("bus", (NEWS,), (self.names[same],)),
-                            MicroOp("bus", (self.names[r],), (NEWS,)),
+                            micro_op("bus", (NEWS,), (self.names[same],)),
+                            micro_op("bus", (self.names[r],), (NEWS,)),
                         ]
                     elif regs[r] == (v, -s):  # only r holds it, negated: via a spare register
                         outs = {rr for _, _, rr in self.plan.outputs}
@@ -650,9 +690,9 @@ class _Synth:
                         if spare is None:
                             return None
                         ops += [
-                            MicroOp("bus", (self.names[spare],), (self.names[r],)),
-                            MicroOp("bus", (NEWS,), (self.names[spare],)),
-                            MicroOp("bus", (self.names[r],), (NEWS,)),
+                            micro_op("bus", (self.names[spare],), (self.names[r],)),
+                            micro_op("bus", (NEWS,), (self.names[spare],)),
+                            micro_op("bus", (self.names[r],), (NEWS,)),
                         ]
                         regs[spare] = (v, s)
                     else:
@@ -664,7 +704,7 @@ class _Synth:
             else:
                 return None
         for r in zeros:
-            ops.append(MicroOp("bus", (self.names[r],)))
+            ops.append(micro_op("bus", (self.names[r],)))
         return _State(
             tuple(regs), news, state.pending, state.icws + len(ops), state.bus2, (state.ops, tuple(ops))
         )
