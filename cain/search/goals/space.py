@@ -371,19 +371,18 @@ class Space:
             return h
         if len(self._costs) > 200_000:
             self._costs.clear()
-        tot, dist, pat, sig = self.tot, self.dist, self.pat, self.sig
+        tot, dist, pat, sig, minabs_of = self.tot, self.dist, self.pat, self.sig, self.minabs
         known = self._contains  # `contains`' memo, read here without the call
+        sized = [(tot[g], sig[g], g) for g in bag]  # the inner loop's reads, made once
         h = 0.0
         seen = set()
         minabs = 1 << 60
         last = -1
-        for g in bag:
-            t = tot[g]
+        for t, s, g in sized:
             d = dist[g]
             if d:
-                s = sig[g]
-                for other in bag:
-                    if tot[other] > t and not s & ~sig[other]:
+                for to, so, other in sized:
+                    if to > t and not s & ~so:
                         inside = known.get(other << 32 | g)
                         if inside is None:
                             inside = self.contains(other, g)
@@ -398,7 +397,7 @@ class Space:
             elif g == last:
                 h += t * t  # a second register holding the same goal shares nothing with it
             last = g
-            m = self.minabs[g]
+            m = minabs_of[g]
             if 0 < m < minabs:
                 minabs = m
         if minabs < (1 << 60):
@@ -871,15 +870,22 @@ class Space:
                     main.append((f, (), (l0, l1)))
                     continue
                 best = None
-                moved = [part for part, sh in zip(signed, f.shifted, strict=True) if sh]
+                # the moved parts' distance as `intern` counts it: per atom |c| * (|x - dx| + |y - dy|), plus
+                # a term the offset does not change (|c| * z, and |c| more for a negative count)
+                fixed = 0
+                spots = []
+                for part, sh in zip(signed, f.shifted, strict=True):
+                    if sh:
+                        for x, y, z, c in part:
+                            w = c if c > 0 else -c
+                            fixed += w * z if c > 0 else w * (z + 1)
+                            spots.append((x, y, w))
                 for dirs, (dx, dy) in f.offsets:
-                    dist = 0
-                    for part in moved:
-                        for x, y, z, c in part:  # the moved part's distance, as `intern` counts it
-                            x -= dx
-                            y -= dy
-                            n = (x if x > 0 else -x) + (y if y > 0 else -y) + z
-                            dist += c * n if c > 0 else -c * (n + 1)
+                    dist = fixed
+                    for x, y, w in spots:
+                        x -= dx
+                        y -= dy
+                        dist += w * ((x if x > 0 else -x) + (y if y > 0 else -y))
                     if best is None or dist < best[0]:
                         best = (dist, dirs, (dx, dy))
                 _, dirs, off = best
