@@ -320,6 +320,8 @@ def main_fuzz(argv: list[str] | None = None) -> int:
         args.workers = default_workers(args.budget.nodes) if args.compile else 1
     if args.cases is None:
         args.cases = COMPILE_CASES_DIR if args.compile else CASES_DIR
+    if args.compile and args.regressions:
+        parser.error("--regressions checks the kept cases of cain-opt's campaign; it does not take --compile")
     if args.compile and CXX is None:
         parser.error("--compile runs the C: no C++ compiler (g++ or c++) found")
     if args.regressions:
