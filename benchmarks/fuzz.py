@@ -48,11 +48,11 @@ from xdsl.dialects.builtin import Builtin
 from xdsl.parser import Parser
 
 from benchmarks.common import ROOT, Budget, machine_info, make_parser, markdown_table, write_outputs
-from benchmarks.stand_in import CXX, compile_and_run
+from benchmarks.stand_in import CXX, compile_and_run, exact_margin
 from cain.api import compile as default_compile
 from cain.api import default_workers
 from cain.backend.c_names import c_identifier
-from cain.backend.sim import bus_reach, correlate, random_images, reach
+from cain.backend.sim import correlate, random_images
 from cain.backend.verify import VerificationError, verify_kernel
 from cain.cli import main
 from cain.diagnostics import CainError
@@ -178,8 +178,8 @@ def compile_case(text: str, budget: Budget, workdir: Path) -> Outcome:
 
 def compile_printed(text: str, budget: Budget, workdir: Path, workers: int | None = None) -> Outcome:
     """Compile one kernel file as `cain` does by default, then run its C against the SDK stand-in on random
-    images and compare each output with the correlation, away from the edges as far as the printed program's
-    shifts reach (at bus level its micro-ops', which may move a value further than the macros did)."""
+    images and compare each output with the correlation, from the margin its header states inwards (the
+    printed code's reach: at bus level its micro-ops', which may move a value further than the macros did)."""
     started = time.perf_counter()
     source = workdir / "case.cain"
     source.write_text(text)
@@ -205,7 +205,7 @@ def compile_printed(text: str, budget: Budget, workdir: Path, workers: int | Non
     except Exception as e:  # noqa: BLE001 - C that does not build or run is this campaign's finding
         detail = getattr(e, "stderr", "") or str(e)
         return done(Outcome("crash", f"the C against the SDK stand-in: {detail.strip()[:300]}"))
-    m = bus_reach(compiled.micro_ops, outputs) if compiled.micro_ops is not None else reach(compiled.program)
+    m = exact_margin(compiled.c)
     inner = (slice(m, C_SIZE - m), slice(m, C_SIZE - m))
     for out, kernel in zip(outs, filt.kernels, strict=True):
         if not np.allclose(out[inner], correlate(images, kernel.goal, filt.depth)[inner], atol=1e-9):

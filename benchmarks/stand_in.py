@@ -2,6 +2,7 @@
 run on images: what the C tests and the fuzz campaign of the default compile compare with the direct
 correlation."""
 
+import re
 import shutil
 import subprocess
 from collections.abc import Sequence
@@ -52,3 +53,14 @@ def compile_and_run(
         [str(exe), *inputs, "--", *outputs], input=data, capture_output=True, text=True, check=True
     )
     return np.array(run.stdout.split(), dtype=np.float64).reshape(len(outputs), size, size)
+
+
+def exact_margin(c_text: str) -> int:
+    """The outermost rings of pixels the C's header says may be inexact (`cain.backend.emit_c.edge_line`):
+    what a user reads, so a check from it inwards also checks the header."""
+    if "outputs exact at every pixel" in c_text:
+        return 0
+    found = re.search(r"outputs exact but in the array's outermost (?:ring|(\d+) rings) of pixels", c_text)
+    if found is None:
+        raise ValueError("the C's header does not say which pixels are exact")
+    return int(found[1] or 1)

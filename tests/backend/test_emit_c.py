@@ -1,8 +1,6 @@
 """The emitted C, compiled against a stand-in for the SCAMP-5d SDK (tests/c) and run on random images,
 matches the direct correlation with the approximated kernels."""
 
-import re
-
 import numpy as np
 import pytest
 from cain.passes.bus_synth import BusSynthPass
@@ -13,7 +11,7 @@ from xdsl.context import Context
 from xdsl.dialects.builtin import ModuleOp
 
 import cain
-from benchmarks.stand_in import CXX, SIZE, compile_and_run
+from benchmarks.stand_in import CXX, SIZE, compile_and_run, exact_margin
 from cain.backend.c_names import c_identifier
 from cain.backend.convert import kernel_from_program
 from cain.backend.emit_c import CTarget
@@ -110,7 +108,7 @@ def test_every_macro_runs_as_c(level, tmp_path):
     images = random_images(2, 1, SIZE, seed=9)[:, 0]
     outs = compile_and_run(text, c_identifier(p.name), ["A", "B"], ["C", "D", "A"], images, tmp_path)
     # the header's margin: exact from it inwards, and not one ring further out (moves off the array)
-    m = int(re.search(r"outputs exact but in the array's outermost (\d+) rings of pixels", text)[1])
+    m = exact_margin(text)
     if level == "macro":
         assert m == reach(p)
     inner, wider = (slice(m, SIZE - m),) * 2, (slice(m - 1, SIZE - m + 1),) * 2
