@@ -86,7 +86,10 @@ second search has what is left but `SYNTHESIS_SHARE`, which its plan's lowering 
 SYNTHESIS_SHARE = 0.2
 SIDE_SHARE = 0.75
 """With two workers or more, the two searches run side by side on a time budget, half the workers each, for
-this part of it each; the rest is for lowering their plans to bus level."""
+this part of it each; the rest is for lowering their plans to bus level. The search in ICWs then builds no
+constructive program past its end when it has a plan (the search in macros does, and its result is
+compared): built in both, it took the lowering's time on long plans (a 9x9 Gaussian printed the 128 ICWs of
+its macros' expansion at 10 s instead of synthesised code)."""
 
 DEFAULT_WORKERS = min(2, os.cpu_count() or 1)
 """Search processes for one filter on a time budget by default (`cain`, `cain.compile`): the two searches
@@ -341,6 +344,8 @@ class SearchOptions:
     cost: str | None = None
     """What the search minimises; None: `macros`, and at bus level the `icws` search as well."""
     traversal: str = "cgds"
+    constructive: bool = True
+    """Compare the constructive program with the search's plan (`SearchPass.constructive`)."""
 
     def __post_init__(self) -> None:
         """A clear error for a budget no search can run on, in the user's own figures (before the searches
@@ -355,14 +360,16 @@ class SearchOptions:
             workers=self.workers,
             traversal=self.traversal,
             cost=self.cost or "macros",
+            constructive=self.constructive,
             quiet=True,
         )
 
     def costs(self, level: str) -> list[SearchOptions]:
         """The searches a compile at `level` runs: the one `cost` names, else at bus level the search in
         ICWs and the one in macros; on a time budget, each with `SEARCH_SHARE` of it (one alone: twice
-        that), or `SIDE_SHARE` and half the workers when they run side by side (`side_by_side`). A node
-        budget is each search's: deterministic."""
+        that), or `SIDE_SHARE` and half the workers when they run side by side (`side_by_side`; then only
+        the search in macros compares the constructive program with its plan: `SIDE_SHARE`). A node budget
+        is each search's: deterministic."""
         if level == "macro":
             if self.side_by_side:
                 return [replace(self, cost="macros", traversal=t, workers=self.workers // 2) for t in ORDERS]
@@ -375,7 +382,10 @@ class SearchOptions:
                 replace(self, cost=cost, traversal=traversal) for cost, (_, traversal) in SEARCHES.items()
             ]
         if self.side_by_side:
-            return [replace(s, time=time * SIDE_SHARE, workers=self.workers // 2) for s in searches]
+            return [
+                replace(s, time=time * SIDE_SHARE, workers=self.workers // 2, constructive=s.cost != "icws")
+                for s in searches
+            ]
         share = None if time is None else time * SEARCH_SHARE * len(SEARCHES) / len(searches)
         return [replace(s, time=share) for s in searches]
 

@@ -55,6 +55,10 @@ class SearchPass(ModulePass):
     """In macros: when the heuristic's first plan (300 nodes) has at most this many macros, the heuristic
     gets half of the rest of the budget and the exact search the other half, which finds shorter programs
     of small filters and proves how close they are to optimal; 0: the heuristic alone."""
+    constructive: bool = True
+    """Compare the constructive program (`cain.search.constructive.program`, built in a fixed share of a time
+    budget past the search's end) with the search's plan and keep the shorter; false: build it only when the
+    search has no plan."""
     cp_sat: bool = True
     """In the exact search (in macros): CP-SAT first looks for shorter programs that cancel atoms and refutes
     lengths for every program (needs OR-Tools, the `exact` extra; skipped without it)."""
@@ -92,6 +96,7 @@ class SearchPass(ModulePass):
             exact=self.exact,
             exact_reach=self.exact_reach,
             cp_sat=self.cp_sat,
+            compare_constructive=self.constructive,
             max_memory=memory_size(self.max_memory) if self.max_memory is not None else DEFAULT_MAX_MEMORY,
             max_atoms=self.max_atoms,
             structure_nodes=self.structure,

@@ -106,6 +106,9 @@ class SearchConfig:
     fallback: bool = True
     """Also build the constructive program (`cain.search.constructive.program`) and return it when the search
     has no program or a longer one."""
+    compare_constructive: bool = True
+    """With `fallback`, build the constructive program after a search that has a plan too (false: only after
+    one that has none)."""
     structure_nodes: int = 500
     """For a kernel that is a convolution of small kernels (binomial, box, separable): nodes for the search
     of what is left once the factors are taken out (`cain.search.heuristic.structure`), whose plan followed by

@@ -49,7 +49,7 @@ def search(filt: Filter, cfg: SearchConfig | None = None) -> SearchResult:
             result = _search_heuristic(filt, cfg, names, start, bound)
         after = time.perf_counter()
         result.seconds = after - start
-        if cfg.fallback:
+        if cfg.fallback and (result.program is None or cfg.compare_constructive):
             _offer_constructive(result, filt, cfg, names)
             if result.constructive and cfg.cost == "macros" and _timing(cfg)[0]:
                 # its windows, in the time the search left (all of it when no plan of the goal model fits)

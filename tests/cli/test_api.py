@@ -327,8 +327,12 @@ def test_the_searches_share_a_time_budget_one_after_the_other_or_side_by_side():
     assert two.side_by_side
     assert [(o.cost, o.time, o.workers) for o in two.costs("bus")] == [("icws", 7.5, 1), ("macros", 7.5, 1)]
     assert [(o.cost, o.time, o.workers) for o in two.costs("macro")] == [("macros", 10, 1), ("macros", 10, 1)]
+    # side by side, only the search in macros compares the constructive program with its plan
+    assert [o.constructive for o in two.costs("bus")] == [False, True]
+    assert [o.search_pass().constructive for o in two.costs("bus")] == [False, True]
     nodes = cain.api.SearchOptions(budget=300, workers=2)
     assert not nodes.side_by_side and [o.time for o in nodes.costs("bus")] == [None, None]
+    assert all(o.constructive for o in (*one.costs("bus"), *nodes.costs("bus")))
     assert len(nodes.costs("macro")) == 1
     assert not cain.api.SearchOptions(time=10, workers=2, cost="icws").side_by_side
     assert not cain.api.SearchOptions(time=10, workers=2, cost="macros").side_by_side

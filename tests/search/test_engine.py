@@ -127,6 +127,22 @@ def test_icws_cost_scores_plans_at_bus_level():
     assert len(synthesize(r.program, f, BUS_OPTIONS).ops) == r.events[-1].bus_icws < r.program.icws
 
 
+def test_the_constructive_program_is_compared_with_a_plan_only_when_asked():
+    """`compare_constructive=False` (`search{constructive=false}`): after a search that has a plan, the
+    constructive program is not built, where a score that prefers it would keep it; after a search that has
+    none, it is built all the same."""
+    f = example("sobel")
+    cfg = SearchConfig(node_budget=300, cost="icws", progress=False, exact_reach=0, score=lambda p: -p.macros)
+    kept = search(f, cfg)
+    assert kept.constructive
+    plain = search(f, replace(cfg, compare_constructive=False))
+    check(plain.program, f)
+    assert not plain.constructive and plain.program.macros < kept.program.macros
+    alone = search(f, replace(cfg, node_budget=1, kernel_by_kernel=0.0, compare_constructive=False))
+    assert alone.constructive
+    check(alone.program, f)
+
+
 def test_a_score_ranks_the_plans_under_cost_icws():
     """`SearchConfig.score` replaces bus-level synthesis (the digital plane's lowering): it decides among the
     plans found, and a plan it cannot score (None) is never the result and bounds nothing."""
