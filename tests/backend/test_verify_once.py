@@ -70,7 +70,7 @@ def kernel_of(module: ModuleOp) -> KernelOp:
 
 def searched(counts: Counts) -> ModuleOp:
     module = lower_source(GAUSS, "gauss3x3.cain")
-    SearchPass(budget=300, quiet=True).apply(Context(), module)
+    SearchPass(budget=300, exact_reach=0, quiet=True).apply(Context(), module)  # no proof: not what is tested
     assert counts.verified == 1  # the program the search returns
     counts.reset()
     return module
