@@ -112,7 +112,7 @@ def _parser(prog: str, description: str, inputs: str, output: str, *, required: 
     if inputs == "inputs":
         parser.add_argument("inputs", nargs="+", help="kernel files, directories of them, models")
     else:
-        parser.add_argument("input", help="the filter")
+        parser.add_argument("input", help="the filter: a file, or - for a kernel file's text on stdin")
     parser.add_argument("-o", "--output", metavar="FILE", required=required, help=output)
     _search_arguments(parser, None if inputs == "input" else 1)
     return parser
@@ -166,9 +166,19 @@ def _picture_parser() -> argparse.ArgumentParser:
     return parser
 
 
+def _compiled(args: argparse.Namespace) -> Compiled:
+    """`compile` of the input with the search options: the named file, or with `-` a kernel file's text
+    read from stdin (its errors named `<stdin>`)."""
+    if args.input != "-":
+        return compile(Path(args.input), **_search_options(args))
+    text = sys.stdin.read()
+    # ended by a newline, text is never taken for a file's name (`cain.api.read_filters`)
+    return compile(text if text.endswith("\n") else text + "\n", name="<stdin>", **_search_options(args))
+
+
 def _run_compile(argv: list[str]) -> int:
     args = _compile_parser().parse_args(argv)
-    result = compile(Path(args.input), **_search_options(args))
+    result = _compiled(args)
     if args.output:
         Path(args.output).write_text(result.c)
     else:
@@ -219,7 +229,7 @@ def _run_batch(argv: list[str]) -> int:
 def _run_picture(argv: list[str]) -> int:
     args = _picture_parser().parse_args(argv)
     require_pictures()
-    result = compile(Path(args.input), **_search_options(args))
+    result = _compiled(args)
     picture(result, args.output, image=args.image, noise=args.noise)
     print(summary(result), file=sys.stderr)
     print(f"cain picture: wrote {args.output}", file=sys.stderr)

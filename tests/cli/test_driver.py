@@ -1,5 +1,6 @@
 """`cain`, the command for people: compile to C with the counts on stderr, `cain batch`, `cain picture`."""
 
+import io
 import re
 import subprocess
 import sys
@@ -81,6 +82,19 @@ def test_errors_are_one_line_and_exit_1(capsys, tmp_path):
     ]:
         status, out, err = run(capsys, EXAMPLES / "gauss3x3.cain", option, value)
         assert (status, out, err) == (1, "", f"error: the {message}\n")
+
+
+def test_dash_reads_the_kernel_file_from_stdin(capsys, monkeypatch):
+    """`cain -` compiles the kernel text piped in, to the C its file gives; an error in it is named
+    `<stdin>` at its line and column."""
+    kernel = EXAMPLES / "sobel.cain"
+    _, from_file, _ = run(capsys, kernel, "--budget", 100)
+    monkeypatch.setattr(sys, "stdin", io.StringIO(kernel.read_text()))
+    status, out, err = run(capsys, "-", "--budget", 100)
+    assert status == 0 and out == from_file and "void sobel(void)" in out and "verified" in err
+    monkeypatch.setattr(sys, "stdin", io.StringIO("filter f\ninput A\noutput o -> A = [1 2; 3]"))
+    status, out, err = run(capsys, "-")
+    assert status == 1 and out == "" and err.startswith("<stdin>:3:23: error: ragged matrix")
 
 
 def test_an_error_of_the_searches_side_by_side_is_printed_once(capsys, tmp_path):
