@@ -169,11 +169,12 @@ def _picture_parser() -> argparse.ArgumentParser:
 def _compiled(args: argparse.Namespace) -> Compiled:
     """`compile` of the input with the search options: the named file, or with `-` a kernel file's text
     read from stdin (its errors named `<stdin>`)."""
+    options = _search_options(args)
     if args.input != "-":
-        return compile(Path(args.input), **_search_options(args))
+        return compile(Path(args.input), **options)
     text = sys.stdin.read()
     # ended by a newline, text is never taken for a file's name (`cain.api.read_filters`)
-    return compile(text if text.endswith("\n") else text + "\n", name="<stdin>", **_search_options(args))
+    return compile(text if text.endswith("\n") else text + "\n", name="<stdin>", **options)
 
 
 def _run_compile(argv: list[str]) -> int:
